@@ -1,0 +1,1 @@
+//! The Weft block DSL front end.

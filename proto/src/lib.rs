@@ -1,0 +1,1 @@
+//! The Weft program IR.

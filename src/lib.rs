@@ -1,0 +1,1 @@
+//! Weft: a CSP-style concurrent dataflow engine.

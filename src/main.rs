@@ -1,0 +1,2 @@
+//! The `weft` command line.
+fn main() {}
