@@ -12,6 +12,9 @@
 pub mod pb;
 
 pub mod codec;
+pub mod irdoc;
+pub mod registry;
+pub mod types;
 
 pub use codec::{decode, encode, DecodeError, FORMAT_VERSION};
 pub use pb::ProgramDesc;
