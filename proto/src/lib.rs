@@ -11,6 +11,7 @@
 #[allow(clippy::all, missing_docs)]
 pub mod pb;
 
+pub mod builder;
 pub mod codec;
 pub mod irdoc;
 pub mod registry;
