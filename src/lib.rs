@@ -1,1 +1,2 @@
 //! Weft: a CSP-style concurrent dataflow engine.
+pub mod chan;
