@@ -1,2 +1,4 @@
 //! Weft: a CSP-style concurrent dataflow engine.
 pub mod chan;
+pub mod netpoll;
+pub mod runtime;
