@@ -16,6 +16,8 @@ pub mod codec;
 pub mod irdoc;
 pub mod registry;
 pub mod types;
+pub mod verify;
 
 pub use codec::{decode, encode, DecodeError, FORMAT_VERSION};
 pub use pb::ProgramDesc;
+pub use verify::{verify, VerifyError};
