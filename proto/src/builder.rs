@@ -25,13 +25,14 @@
 //! b.op(main, "go").input("Captures", ["c"]).attr("block", task).finish();
 //! b.op(main, "recv").input("Chan", ["c"]).output("Out", ["x"]).finish();
 //! b.op(main, "print").input("Args", ["x"]).finish();
-//! let program = b.build();
+//! let program = b.build_verified().expect("a valid program");
 //! assert_eq!(program.blocks.len(), 3);
 //! ```
 
 use crate::codec::FORMAT_VERSION;
 use crate::pb::{attr, Attr, BlockDesc, Field, FunctionDesc, OpDesc, OpVar, SourceLoc, StructDesc};
 use crate::pb::{Bools, Floats, Ints, ProgramDesc, Strings, Type, VarDesc};
+use crate::verify::{verify, VerifyError};
 
 /// A block of the program being built (its index in `ProgramDesc.blocks`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -182,6 +183,12 @@ impl ProgramBuilder {
     /// The finished program (not verified).
     pub fn build(self) -> ProgramDesc {
         self.program
+    }
+
+    /// The finished program, if it passes [`verify`].
+    pub fn build_verified(self) -> Result<ProgramDesc, VerifyError> {
+        verify(&self.program)?;
+        Ok(self.program)
     }
 
     fn new_block(&mut self, parent: i32) -> BlockId {

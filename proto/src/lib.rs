@@ -13,9 +13,13 @@ pub mod pb;
 
 pub mod builder;
 pub mod codec;
+pub mod dump;
 pub mod irdoc;
 pub mod registry;
 pub mod types;
+pub mod verify;
 
 pub use codec::{decode, encode, DecodeError, FORMAT_VERSION};
+pub use dump::dump;
 pub use pb::ProgramDesc;
+pub use verify::{verify, VerifyError};
