@@ -21,6 +21,7 @@ pub fn parse(file: &str, src: &str) -> (ast::File, Diagnostics) {
 }
 
 pub mod check;
+pub mod lower;
 pub mod types;
 
 /// Parses and type-checks `src`; `file` names it in messages.
@@ -41,4 +42,19 @@ pub fn analyze(file: &str, src: &str) -> Result<(ast::File, check::Info), Diagno
         diags.sort();
         Err(diags)
     }
+}
+
+/// Compiles `src` to a verified IR program, or returns every error.
+pub fn compile(file: &str, src: &str) -> Result<weft_ir::ProgramDesc, Diagnostics> {
+    let (tree, info) = analyze(file, src)?;
+    let program = lower::lower(file, src, &tree, &info);
+    if let Err(e) = weft_ir::verify(&program) {
+        let mut d = Diagnostics::new(file);
+        d.error(
+            Span::new(0, 0),
+            format!("internal error: the lowered program does not verify: {e}"),
+        );
+        return Err(d);
+    }
+    Ok(program)
 }

@@ -23,6 +23,7 @@ use crate::ast::*;
 use crate::diag::{Diagnostics, Span};
 use crate::types::{ConstVal, StructInfo, Ty, TyName};
 pub use builtins::Builtin;
+pub(crate) use stmt::is_recv as is_recv_expr;
 
 pub type VarId = u32;
 pub type FuncId = u32;

@@ -35,7 +35,12 @@ impl<'a> Parser<'a> {
                         }
                         Tok::RBrace | Tok::Eof | Tok::Case | Tok::Default => {}
                         _ => {
-                            let _ = self.unexpected::<()>("newline or ; after statement");
+                            let msg = format!(
+                                "syntax error: unexpected {} at end of statement",
+                                self.describe_current()
+                            );
+                            let span = self.span();
+                            self.diags.error(span, msg);
                             self.sync_stmt();
                         }
                     }
