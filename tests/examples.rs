@@ -100,3 +100,8 @@ fn run_dir(dir: &str) {
 fn examples() {
     run_dir("examples");
 }
+
+#[test]
+fn go_ports() {
+    run_dir("tests/go_ports");
+}
