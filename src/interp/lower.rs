@@ -93,6 +93,9 @@ pub(super) struct Vars<'p> {
     pub reads: HashMap<&'p str, u32>,
     /// How many op outputs write each variable.
     pub writes: HashMap<&'p str, u32>,
+    /// Variables whose constant lives in the frame template (their `const`
+    /// op emits nothing).
+    pub hoisted: HashSet<&'p str>,
 }
 
 impl<'p> Cx<'p> {
@@ -201,6 +204,7 @@ impl<'p> Cx<'p> {
             junk: 0,
             reads: HashMap::new(),
             writes: HashMap::new(),
+            hoisted: HashSet::new(),
         };
         for b in &blocks {
             for op in &b.ops {
@@ -231,23 +235,30 @@ impl<'p> Cx<'p> {
                     .insert(v.name.as_str(), (template.len() as Slot - 1, ty));
             }
         }
-        // A variable whose only writer is a `const` op holds that constant
-        // from the start of the frame: names are unique and scoped, so no
-        // read can come before that write anyway, and the op is dropped.
+        // A variable whose only writer is a `const` op in the block that
+        // declares it, with no read before that op (in the block or below
+        // the ops before it), holds the constant from the frame's start: every
+        // read (reads are scoped to the block and below) comes after the op
+        // on every path. The op is then dropped (`Vars::hoisted`).
         for b in &blocks {
-            for op in &b.ops {
+            for (k, op) in b.ops.iter().enumerate() {
                 if op.r#type != "const" {
                     continue;
                 }
                 let Some(name) = op.outputs.first().and_then(|o| o.args.first()) else {
                     continue;
                 };
-                if vars.writes.get(name.as_str()) != Some(&1) {
+                let declared_here = b.vars.iter().any(|v| v.name == *name);
+                if !declared_here
+                    || vars.writes.get(name.as_str()) != Some(&1)
+                    || self.reads_in(&b.ops[..k], name, &mut HashSet::new())
+                {
                     continue;
                 }
                 if let Ok((slot, ty)) = vars.get(name) {
                     let v = super::lower_ops::const_value(op, Some(ty))?;
                     template[*slot as usize] = v;
+                    vars.hoisted.insert(name.as_str());
                 }
             }
         }
@@ -263,6 +274,21 @@ impl<'p> Cx<'p> {
         em.emit_block(body)?;
         em.push(Instr::End, None);
         Ok(em.finish(Arc::from(f.name.as_str()), params))
+    }
+
+    /// Whether any of `ops`, or an op in a block below them, reads `name`.
+    fn reads_in(&self, ops: &[pb::OpDesc], name: &str, seen: &mut HashSet<i32>) -> bool {
+        ops.iter().any(|op| {
+            op.inputs.iter().any(|v| v.args.iter().any(|a| a == name))
+                || op.attrs.iter().any(|a| {
+                    attr_blocks(a).into_iter().any(|idx| {
+                        seen.insert(idx)
+                            && self
+                                .block(idx)
+                                .is_some_and(|sub| self.reads_in(&sub.ops, name, seen))
+                    })
+                })
+        })
     }
 
     /// Every block owned by `b`'s ops, transitively, `b` included.

@@ -238,7 +238,7 @@ impl<'p> Emitter<'_, 'p> {
     /// Whether this `const` op's value was put in the frame template.
     fn hoisted(&self, op: &pb::OpDesc) -> bool {
         match op.outputs.first().and_then(|o| o.args.first()) {
-            Some(name) => self.vars.writes.get(name.as_str()) == Some(&1),
+            Some(name) => self.vars.hoisted.contains(name.as_str()),
             None => false,
         }
     }
