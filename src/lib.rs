@@ -1,1 +1,4 @@
 //! Weft: a CSP-style concurrent dataflow engine.
+
+pub mod device;
+pub mod tensor;
