@@ -683,3 +683,37 @@ fn all_errors_are_listed_one_per_line() {
          block 1, op 2 (print): variable \"zz\" is not declared in this block or an ancestor"
     );
 }
+
+#[test]
+fn loop_cond_block_needs_cond() {
+    let (mut b, main) = base();
+    let (cond, body) = (b.block(main), b.block(main));
+    b.op(main, "loop")
+        .attr("cond_block", cond)
+        .attr("body_block", body)
+        .finish();
+    rejects(
+        &b.build(),
+        "block 1, op 1 (loop): cond_block is set but Cond is not",
+    );
+}
+
+#[test]
+fn load_dataset_needs_the_dataset_struct() {
+    let (mut b, main) = base();
+    let ds = b.dataset_struct();
+    assert_eq!(b.dataset_struct(), ds);
+    b.var(main, "d", ds);
+    b.var(main, "p", Type::struct_named("P"));
+    b.struct_decl("P", [("x", Type::tensor())]);
+    b.op(main, "load_dataset")
+        .input("Name", ["s"])
+        .output("Out", ["d"])
+        .finish();
+    b.op(main, "load_dataset")
+        .input("Name", ["s"])
+        .output("Out", ["p"])
+        .finish();
+    let got = issues(&b.build());
+    assert_eq!(got, vec!["block 1, op 2 (load_dataset): Out \"p\" is P, which is not a struct {x tensor; y []int}"]);
+}
