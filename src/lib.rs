@@ -1,1 +1,3 @@
 //! Weft: a CSP-style concurrent dataflow engine.
+
+pub mod tracesvg;
