@@ -1,3 +1,4 @@
 //! Weft: a CSP-style concurrent dataflow engine.
 
 pub mod tracesvg;
+pub mod chan;
