@@ -2,3 +2,5 @@
 
 pub mod tracesvg;
 pub mod chan;
+pub mod netpoll;
+pub mod runtime;
