@@ -81,6 +81,9 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
         }
         "call" | "go_call" => r.call(bd),
         "load_dataset" => r.dataset(bd),
+        "loop" if bd.attrs.contains_key("cond_block") && bd.ins("Cond").is_empty() => {
+            r.fail("cond_block is set but Cond is not".into());
+        }
         _ => {}
     }
 }
@@ -173,7 +176,7 @@ impl Rules<'_, '_> {
             ));
         }
         let ok = match op {
-            "eq" | "ne" => self.comparable(xt, 0),
+            "eq" | "ne" => self.comparable(xt),
             _ => xt.is_int() || xt.is_float() || xt.is_string(),
         };
         if !ok {
@@ -183,20 +186,31 @@ impl Rules<'_, '_> {
         }
     }
 
-    /// Scalars, channels, and structs whose fields are all comparable.
-    fn comparable(&self, t: &Type, depth: usize) -> bool {
-        if t.scalar_kind().is_some() || t.chan_elem().is_some() {
-            return true;
+    /// Scalars, channels, and structs whose fields are all comparable
+    /// (iterative: struct nesting may be deep in a decoded program).
+    fn comparable(&self, t: &Type) -> bool {
+        let mut todo = vec![t];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(t) = todo.pop() {
+            if t.scalar_kind().is_some() || t.chan_elem().is_some() {
+                continue;
+            }
+            let Some(name) = t.struct_name() else {
+                return false;
+            };
+            let Some(s) = self.cx.structs.get(name) else {
+                return false;
+            };
+            if seen.insert(name) {
+                for f in &s.fields {
+                    match f.r#type.as_ref() {
+                        Some(ft) => todo.push(ft),
+                        None => return false,
+                    }
+                }
+            }
         }
-        let Some(s) = t.struct_name().and_then(|n| self.cx.structs.get(n)) else {
-            return false;
-        };
-        depth <= self.cx.structs.len()
-            && s.fields.iter().all(|f| {
-                f.r#type
-                    .as_ref()
-                    .is_some_and(|ft| self.comparable(ft, depth + 1))
-            })
+        true
     }
 
     /// Each of `elems` must have type `elem` (the element type of `list`).
