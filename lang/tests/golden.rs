@@ -1,6 +1,7 @@
 //! Golden tests: each `tests/golden/**/*.weft` file is a program followed by
 //! the output `weft check` prints for it (rendered diagnostics, or `ok`),
-//! inside a final `/* expected output:` comment. The program part is compiled
+//! inside a final `/* expected output:` comment; under `golden/lower/` the
+//! output is the lowered IR as `weft_ir::dump` prints it. The program part is compiled
 //! as is (line numbers count from the top of the file).
 //!
 //! Regenerate the expected outputs with
@@ -25,9 +26,10 @@ fn golden_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// What `weft check` prints for `src` named `name`.
-fn actual(name: &str, src: &str) -> String {
+/// What `weft check` (or, with `dump`, `weft dump`) prints for `src` named `name`.
+fn actual(name: &str, src: &str, dump: bool) -> String {
     match weft_lang::compile(name, src) {
+        Ok(p) if dump => weft_ir::dump(&p),
         Ok(_) => "ok\n".to_string(),
         Err(d) => d.render(src),
     }
@@ -54,7 +56,8 @@ fn golden() {
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("x.weft");
-        let got = actual(name, program);
+        let dump = path.parent().is_some_and(|p| p.ends_with("lower"));
+        let got = actual(name, program, dump);
         assert!(!got.contains("*/"), "{name}: output contains */");
         if bless {
             std::fs::write(&path, format!("{program}{MARKER}{got}*/\n")).expect("write golden");
