@@ -106,7 +106,8 @@ fn deep_nesting_is_an_error_not_a_crash() {
         ("f(", ")"),
         ("[]int{", "}"),
         ("[]", ""),
-        ("-", ""),
+        ("- ", ""),
+        ("!", ""),
         ("<-", ""),
     ] {
         let src = format!(
