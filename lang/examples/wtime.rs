@@ -6,7 +6,10 @@ mod genprog;
 use std::time::Instant;
 
 fn main() {
-    let lines = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let lines = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000);
     let src = genprog::program(lines);
     for _ in 0..3 {
         let t = Instant::now();

@@ -1,7 +1,7 @@
 //! Statement checking: declarations, assignments and their targets (with
 //! the go-block capture rule), control flow, labels, `switch` and `select`.
 
-use super::{BreakKind, Breakable, Checker, Res};
+use super::{BreakKind, Breakable, Checker, Res, VarId};
 use crate::ast::*;
 use crate::types::{comparable, Ty};
 
@@ -237,14 +237,50 @@ impl<'a> Checker<'a> {
     }
 
     fn define(&mut self, s: &Stmt, names: &[Ident], values: &[Expr]) {
+        // names already declared in this block are assigned, not declared
+        let existing: Vec<Option<VarId>> = names
+            .iter()
+            .map(|n| {
+                if n.is_blank() || !self.in_current_scope(&n.name) {
+                    return None;
+                }
+                self.var_depth(&n.name).map(|(id, _)| id)
+            })
+            .collect();
         let types: Vec<Ty> = if names.len() == 2 && values.len() == 1 && is_recv(&values[0]) {
             let (v, ok) = self.comma_ok(&values[0]);
+            let mut vop = super::expr::Operand {
+                ty: v.clone(),
+                val: None,
+            };
+            if let Some(id) = existing[0] {
+                let vt = self.info.vars[id as usize].ty.clone();
+                self.convert(&values[0], &mut vop, &vt, "assignment");
+            }
+            if let Some(id) = existing[1] {
+                let vt = self.info.vars[id as usize].ty.clone();
+                if !matches!(vt, Ty::Bool | Ty::Invalid) {
+                    let msg = format!(
+                        "cannot use ok (type bool) as {} value in assignment",
+                        self.tyname(&vt)
+                    );
+                    self.error(names[1].span, msg);
+                }
+            }
             vec![v, ok]
         } else {
-            let mut types: Vec<Ty> = values
-                .iter()
-                .map(|v| self.value_default(v, "assignment").ty)
-                .collect();
+            let mut types: Vec<Ty> = Vec::new();
+            for (i, v) in values.iter().enumerate() {
+                let t = match existing.get(i).copied().flatten() {
+                    Some(id) => {
+                        let vt = self.info.vars[id as usize].ty.clone();
+                        self.value_to(v, &vt, "assignment");
+                        vt
+                    }
+                    None => self.value_default(v, "assignment").ty,
+                };
+                types.push(t);
+            }
             if values.len() != names.len() {
                 self.mismatch(s, names.len(), values.len());
                 types = vec![Ty::Invalid; names.len()];
@@ -252,30 +288,19 @@ impl<'a> Checker<'a> {
             types
         };
         let mut any_new = false;
-        for (n, t) in names.iter().zip(types) {
+        for ((n, t), old) in names.iter().zip(types).zip(existing) {
             if n.is_blank() {
                 continue;
             }
-            if self.in_current_scope(&n.name) {
-                if let Some((id, _)) = self.var_depth(&n.name) {
+            match old {
+                Some(id) => {
                     self.info.uses.insert(n.id, Res::Var(id));
-                    let vt = self.info.vars[id as usize].ty.clone();
-                    if !vt.is_invalid() && !t.is_invalid() && vt != t {
-                        self.error(
-                            n.span,
-                            format!(
-                                "cannot use value of type {} as {} value in assignment to {}",
-                                self.tyname(&t),
-                                self.tyname(&vt),
-                                n.name
-                            ),
-                        );
-                    }
-                    continue;
+                }
+                None => {
+                    any_new = true;
+                    self.declare_var(n, t);
                 }
             }
-            any_new = true;
-            self.declare_var(n, t);
         }
         if !any_new {
             self.error_help(
