@@ -4,3 +4,5 @@ pub mod tracesvg;
 pub mod chan;
 pub mod netpoll;
 pub mod runtime;
+pub mod device;
+pub mod tensor;
