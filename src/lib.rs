@@ -6,3 +6,4 @@ pub mod netpoll;
 pub mod runtime;
 pub mod device;
 pub mod tensor;
+pub mod interp;
