@@ -309,9 +309,8 @@ impl<'a> Checker<'a> {
                 }
             }
             _ => {
-                let end = self.src.len();
                 self.error_help(
-                    Span::new(end, end),
+                    Span::new(0, 0),
                     "function main is undeclared",
                     "add `func main() { ... }`",
                 );

@@ -387,13 +387,19 @@ impl<'a> Checker<'a> {
                     }
                     return Target::Place(self.info.vars[id as usize].ty.clone());
                 }
-                let op = self.expr(e);
-                if !op.ty.is_invalid() {
-                    self.error(
-                        e.span,
-                        format!("cannot assign to {name} (neither a variable nor an element)"),
-                    );
-                }
+                let what = match self.resolve(name) {
+                    Some((Res::Const(_), _)) => "constant",
+                    Some((Res::Func(_), _)) => "function",
+                    Some((Res::Builtin(_), _)) => "built-in function",
+                    _ => {
+                        self.expr(e);
+                        return Target::Place(Ty::Invalid);
+                    }
+                };
+                self.error(
+                    e.span,
+                    format!("cannot assign to {name} (it is a {what}, not a variable)"),
+                );
                 Target::Place(Ty::Invalid)
             }
             ExprKind::Index(x, i) => {
