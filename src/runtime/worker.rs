@@ -39,7 +39,11 @@ pub(crate) fn run_worker(ctx: &Ctx) {
         }
         // Counts down to the next maintenance turn.
         let tick = ctx.tick.get();
-        ctx.tick.set(if tick == 0 { MAINTENANCE_INTERVAL } else { tick - 1 });
+        ctx.tick.set(if tick == 0 {
+            MAINTENANCE_INTERVAL
+        } else {
+            tick - 1
+        });
         let mut task = None;
         if tick == 0 {
             shared.driver.fire_timers();
