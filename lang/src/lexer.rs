@@ -290,10 +290,12 @@ pub fn lex(src: &str, diags: &mut Diagnostics) -> Vec<Token> {
             span: Span::new(start, i),
         });
     }
-    semi_here(&mut out, b.len());
+    // End of file reads best at the end of the last line with text.
+    let end = src.trim_end().len();
+    semi_here(&mut out, end);
     out.push(Token {
         tok: Tok::Eof,
-        span: Span::new(b.len(), b.len()),
+        span: Span::new(end, end),
     });
     out
 }

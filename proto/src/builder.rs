@@ -2,7 +2,7 @@
 //! tests, fuzzers, other front ends).
 //!
 //! The builder only assembles messages; it checks nothing, so tests can build
-//! malformed programs too. What it builds passes [`crate::verify`] when used as
+//! malformed programs too. What it builds passes [`crate::verify()`] when used as
 //! documented: create sub-blocks with [`ProgramBuilder::block`] under the block
 //! of the op that will own them, declare every variable before the end, and
 //! give each variable a name unique within its function
@@ -96,6 +96,18 @@ impl ProgramBuilder {
             fields: fields.into_iter().map(|(n, t)| field(n, t)).collect(),
         });
         self
+    }
+
+    /// Declares the predeclared struct `Dataset { x tensor; y []int }` (the
+    /// result of `load_dataset`) unless already declared; returns its type.
+    pub fn dataset_struct(&mut self) -> Type {
+        if !self.program.structs.iter().any(|s| s.name == "Dataset") {
+            self.struct_decl(
+                "Dataset",
+                [("x", Type::tensor()), ("y", Type::list(Type::int()))],
+            );
+        }
+        Type::struct_named("Dataset")
     }
 
     /// Starts declaring a function; [`FunctionBuilder::finish`] returns its body block.

@@ -3,7 +3,7 @@
 //! Invariant: [`decode`] never panics, whatever the bytes; it returns a
 //! [`DecodeError`] for malformed protobuf (prost's decoder checks lengths, wire
 //! types, UTF-8 and nesting depth) and for a format version this build does not
-//! read. It checks only the envelope: run [`crate::verify`] before executing a
+//! read. It checks only the envelope: run [`crate::verify()`] before executing a
 //! decoded program.
 
 use prost::Message;

@@ -311,7 +311,7 @@ pub static OPS: &[OpSpec] = &[
     op(F, "if", &[req("Cond", Bool)], NONE, &[attr("then_block", K::Block), attr_opt("else_block", K::Block)], "run then_block if Cond, else else_block"),
     op(F, "loop", &[opt("Cond", Bool)], NONE,
         &[attr_opt("cond_block", K::Block), attr("body_block", K::Block), attr_opt("post_block", K::Block), attr_opt("label", K::Str)],
-        "repeat: run cond_block, stop if Cond is false, run body_block, run post_block"),
+        "repeat: run cond_block, stop if Cond is false (Cond is required with cond_block), run body_block, run post_block"),
     op(F, "region", NONE, NONE, &[attr("block", K::Block), attr_opt("label", K::Str)], "run block; a `break` inside leaves it (lowers `switch`)"),
     op(F, "break", NONE, NONE, LABEL, "leave the innermost (or labelled) loop, region or select case"),
     op(F, "continue", NONE, NONE, LABEL, "start the next iteration of the innermost (or labelled) loop, running post_block first"),

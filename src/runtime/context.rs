@@ -99,11 +99,11 @@ impl Ctx {
             // Inside a task: the woken task runs next on this worker.
             if let Some(prev) = self.lifo.replace(Some(task)) {
                 self.local.push(prev);
-                self.shared.notify_parked();
+                self.shared.notify_parked_local();
             }
         } else {
             self.local.push(task);
-            self.shared.notify_parked();
+            self.shared.notify_parked_local();
         }
     }
 
@@ -142,7 +142,7 @@ pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, 
         Some(ctx.shared.new_task(fut).map(|task| {
             let id = task.id;
             ctx.local.push(task);
-            ctx.shared.notify_parked();
+            ctx.shared.notify_parked_local();
             id
         }))
     })
@@ -272,7 +272,7 @@ impl Drop for ExternalWait {
         if let Some(shared) = self.shared.take().and_then(|w| w.upgrade()) {
             shared.holds.fetch_sub(1, Ordering::SeqCst);
             // Let a parked worker re-run the deadlock check.
-            shared.notify_parked();
+            shared.notify_parked_remote();
         }
     }
 }

@@ -27,6 +27,7 @@ use super::trace::Tracer;
 use crate::netpoll::Driver;
 
 pub(crate) struct Shared {
+    pub workers: usize,
     pub seed: u64,
     pub max_tasks: Option<usize>,
     pub injector: Injector<Arc<Task>>,
@@ -54,6 +55,7 @@ impl Shared {
         tracer: Option<Tracer>,
     ) -> Shared {
         Shared {
+            workers,
             seed,
             max_tasks,
             injector: Injector::new(),
@@ -96,7 +98,7 @@ impl Shared {
 
     /// A task finished: forget it.
     pub fn task_done(&self, task: &Task) {
-        self.registry.remove(task.id);
+        self.registry.remove(task);
         self.live.fetch_sub(1, Ordering::Relaxed);
     }
 
@@ -127,13 +129,23 @@ impl Shared {
             return;
         }
         shared.injector.push(task);
-        shared.notify_parked();
+        shared.notify_parked_remote();
     }
 
-    /// Notify protocol (see `idle.rs`): unpark one worker if work is queued
-    /// and nobody is looking for it.
-    pub fn notify_parked(&self) {
-        if let Some(w) = self.idle.worker_to_notify() {
+    /// Notify protocol (see `idle.rs`) after a worker pushed to its own
+    /// queue: unpark one worker if nobody is looking for work.
+    pub fn notify_parked_local(&self) {
+        if self.workers > 1 {
+            if let Some(w) = self.idle.worker_to_notify(false) {
+                self.parkers[w].unpark(&self.driver);
+            }
+        }
+    }
+
+    /// Notify protocol after a push that no running worker will drain by
+    /// itself (the injection queue, a released hold): with the fence.
+    pub fn notify_parked_remote(&self) {
+        if let Some(w) = self.idle.worker_to_notify(true) {
             self.parkers[w].unpark(&self.driver);
         }
     }

@@ -39,7 +39,11 @@ pub(crate) fn run_worker(ctx: &Ctx) {
         }
         // Counts down to the next maintenance turn.
         let tick = ctx.tick.get();
-        ctx.tick.set(if tick == 0 { MAINTENANCE_INTERVAL } else { tick - 1 });
+        ctx.tick.set(if tick == 0 {
+            MAINTENANCE_INTERVAL
+        } else {
+            tick - 1
+        });
         let mut task = None;
         if tick == 0 {
             shared.driver.fire_timers();
@@ -64,7 +68,7 @@ pub(crate) fn run_worker(ctx: &Ctx) {
                 if searching {
                     searching = false;
                     if shared.idle.transition_from_searching() {
-                        shared.notify_parked();
+                        shared.notify_parked_local();
                     }
                 }
                 run_task(ctx, task);
@@ -126,18 +130,24 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     if !task.state.start_running() {
         return;
     }
-    let waker = Waker::from(task.clone());
-    let mut cx = Context::from_waker(&waker);
     ctx.budget.set(PREEMPT_BUDGET);
     let t0 = if ctx.trace.is_some() {
         shared.driver.now()
     } else {
         0
     };
-    *ctx.current.borrow_mut() = Some(task.clone());
+    let id = task.id;
+    // The task sits in `current` during the poll (set_wait and friends read
+    // it); only shared borrows of `current` are taken until it is taken back.
+    *ctx.current.borrow_mut() = Some(task);
     let res = {
-        let mut slot = lock(&task.future);
-        let res = match slot.as_mut() {
+        let current = ctx.current.borrow();
+        let Some(task) = current.as_ref() else { return };
+        let mut body = lock(&task.body);
+        let body = &mut *body;
+        let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
+        let mut cx = Context::from_waker(waker);
+        let res = match body.future.as_mut() {
             Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
                 Ok(p) => p,
                 Err(payload) => Poll::Ready(TaskEnd::Panic {
@@ -148,18 +158,21 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
             None => Poll::Ready(TaskEnd::Returned),
         };
         if res.is_ready() {
-            *slot = None;
+            body.future = None;
+            body.waker = None;
         }
         res
     };
-    *ctx.current.borrow_mut() = None;
-    ctx.trace_event("run".into(), "run", t0, task.id);
+    let Some(task) = ctx.current.borrow_mut().take() else {
+        return;
+    };
+    ctx.trace_event("run".into(), "run", t0, id);
     match res {
         Poll::Pending => {
             if task.state.stop_running() {
                 // Woken during its own poll (yield_now): back of the queue.
                 ctx.local.push(task);
-                shared.notify_parked();
+                shared.notify_parked_local();
             }
         }
         Poll::Ready(end) => {

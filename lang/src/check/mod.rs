@@ -14,8 +14,10 @@
 //! the block holds only a snapshot (tasks share nothing but channels).
 
 mod builtins;
+mod convert;
 mod expr;
 mod stmt;
+mod terminate;
 
 use std::collections::HashMap;
 
@@ -309,9 +311,8 @@ impl<'a> Checker<'a> {
                 }
             }
             _ => {
-                let end = self.src.len();
                 self.error_help(
-                    Span::new(end, end),
+                    Span::new(0, 0),
                     "function main is undeclared",
                     "add `func main() { ... }`",
                 );

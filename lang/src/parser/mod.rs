@@ -15,28 +15,47 @@ mod expr;
 mod stmt;
 
 use crate::ast::*;
-use crate::diag::{Diagnostics, Span};
+use crate::diag::{line_col, Diagnostics, Span};
 use crate::lexer::{lex, Tok, Token};
 
-const MAX_DEPTH: u32 = 100;
+/// The deepest syntax tree accepted (nesting, plus one level per link of
+/// an operator or postfix chain); the checker and lowering recurse this deep
+/// on a thread with a large stack (see `lib.rs`).
+pub const MAX_DEPTH: u32 = 1000;
 
 /// Parses a whole file. Errors are appended to `diags`.
 pub fn parse(src: &str, diags: &mut Diagnostics) -> File {
-    let toks = lex(src, diags);
+    let mut lex_diags = Diagnostics::new(diags.file());
+    let toks = lex(src, &mut lex_diags);
+    let mut parse_diags = Diagnostics::new(diags.file());
     let mut p = Parser {
         src,
         toks,
         pos: 0,
-        diags,
+        diags: &mut parse_diags,
         next_id: 0,
         no_lit: false,
         depth: 0,
+        brace: 0,
     };
     let decls = p.file();
-    File {
-        decls,
-        node_count: p.next_id,
+    let node_count = p.next_id;
+    // A syntax error on a line with a lexical error is usually caused by it.
+    let bad_lines: Vec<u32> = lex_diags
+        .items()
+        .iter()
+        .map(|d| line_col(src, d.span.start as usize).0)
+        .collect();
+    for d in parse_diags.items() {
+        if !bad_lines.contains(&line_col(src, d.span.start as usize).0) {
+            match &d.help {
+                Some(h) => lex_diags.error_help(d.span, d.message.clone(), h.clone()),
+                None => lex_diags.error(d.span, d.message.clone()),
+            }
+        }
     }
+    diags.extend(lex_diags);
+    File { decls, node_count }
 }
 
 /// An error that has already been reported.
@@ -52,6 +71,8 @@ pub(crate) struct Parser<'a> {
     next_id: NodeId,
     no_lit: bool,
     depth: u32,
+    /// Open `{` not yet closed, counted as tokens are consumed.
+    brace: u32,
 }
 
 impl<'a> Parser<'a> {
@@ -87,9 +108,13 @@ impl<'a> Parser<'a> {
 
     fn bump(&mut self) -> Token {
         let t = self.toks[self.pos];
-        if t.tok != Tok::Eof {
-            self.pos += 1;
+        match t.tok {
+            Tok::Eof => return t,
+            Tok::LBrace => self.brace += 1,
+            Tok::RBrace => self.brace = self.brace.saturating_sub(1),
+            _ => {}
         }
+        self.pos += 1;
         t
     }
 
@@ -106,7 +131,7 @@ impl<'a> Parser<'a> {
         let t = self.toks[self.pos];
         match t.tok {
             Tok::Semi if t.span.start == t.span.end => {
-                if t.span.start as usize >= self.src.len() {
+                if t.span.start as usize >= self.src.trim_end().len() {
                     "end of file".into()
                 } else {
                     "newline".into()
@@ -171,43 +196,32 @@ impl<'a> Parser<'a> {
         self.depth -= 1;
     }
 
-    /// Skips to the start of the next statement: past a `;` at brace depth
-    /// 0, or up to (not past) a `}` that closes the current block.
-    fn sync_stmt(&mut self) {
-        let mut depth = 0u32;
+    /// Skips to the start of the next statement of the block whose brace
+    /// depth is `base`: past a `;` at that depth, or up to (not past) the `}`
+    /// that closes the block, or a `case`/`default` at that depth.
+    pub(crate) fn sync_stmt(&mut self, base: u32) {
         loop {
+            let at_base = self.brace == base;
             match self.peek() {
                 Tok::Eof => return,
-                Tok::LBrace => depth += 1,
-                Tok::RBrace if depth == 0 => return,
-                Tok::RBrace => {
-                    depth -= 1;
-                    if depth == 0 && self.peek_at(1) == Tok::Semi {
-                        self.bump();
-                        self.bump();
-                        return;
-                    }
-                }
-                Tok::Semi if depth == 0 => {
+                Tok::RBrace if self.brace <= base => return,
+                Tok::Semi if at_base => {
                     self.bump();
                     return;
                 }
-                Tok::Case | Tok::Default if depth == 0 => return,
+                Tok::Case | Tok::Default if at_base => return,
                 _ => {}
             }
             self.bump();
         }
     }
 
-    /// Skips to the next top-level declaration keyword at brace depth 0.
+    /// Skips to the next top-level declaration keyword outside any braces.
     fn sync_decl(&mut self) {
-        let mut depth = 0u32;
         loop {
             match self.peek() {
                 Tok::Eof => return,
-                Tok::Func | Tok::Type | Tok::Const | Tok::Var if depth == 0 => return,
-                Tok::LBrace => depth += 1,
-                Tok::RBrace => depth = depth.saturating_sub(1),
+                Tok::Func | Tok::Type | Tok::Const | Tok::Var if self.brace == 0 => return,
                 _ => {}
             }
             self.bump();
@@ -293,6 +307,9 @@ impl<'a> Parser<'a> {
             if self.peek() == Tok::Comma {
                 self.bump();
                 continue;
+            }
+            if self.peek() == Tok::RParen {
+                break;
             }
             let ty = self.type_expr()?;
             for name in pending.drain(..) {

@@ -17,6 +17,7 @@ impl<'a> Parser<'a> {
     /// Statements up to `}`, `case`, `default` or end of file.
     pub(crate) fn stmt_list(&mut self) -> Vec<Stmt> {
         let mut out = Vec::new();
+        let base = self.brace;
         loop {
             match self.peek() {
                 Tok::RBrace | Tok::Eof | Tok::Case | Tok::Default => return out,
@@ -41,11 +42,11 @@ impl<'a> Parser<'a> {
                             );
                             let span = self.span();
                             self.diags.error(span, msg);
-                            self.sync_stmt();
+                            self.sync_stmt(base);
                         }
                     }
                 }
-                Err(Reported) => self.sync_stmt(),
+                Err(Reported) => self.sync_stmt(base),
             }
         }
     }
@@ -354,12 +355,14 @@ impl<'a> Parser<'a> {
         } else {
             match first.kind {
                 StmtKind::Expr(e) => (None, e),
+                StmtKind::Assign { op: None, .. } => {
+                    let msg = format!("cannot use assignment {} as value", self.text(first.span));
+                    self.diags.error_help(first.span, msg, "did you mean == ?");
+                    return Err(Reported);
+                }
                 _ => {
-                    self.diags.error_help(
-                        first.span,
-                        "cannot use statement as value",
-                        "did you mean == ?",
-                    );
+                    let msg = format!("cannot use {} as value", self.text(first.span));
+                    self.diags.error(first.span, msg);
                     return Err(Reported);
                 }
             }
@@ -368,7 +371,12 @@ impl<'a> Parser<'a> {
         let mut end = then.span;
         let els = if self.eat(Tok::Else) {
             let s = match self.peek() {
-                Tok::If => self.if_stmt()?,
+                Tok::If => {
+                    self.enter()?;
+                    let r = self.if_stmt();
+                    self.leave();
+                    r?
+                }
                 Tok::LBrace => {
                     let b = self.block()?;
                     let span = b.span;
@@ -446,6 +454,20 @@ impl<'a> Parser<'a> {
         ))
     }
 
+    /// Skips to the next `case`, `default` or the closing `}` of a switch or
+    /// select whose body is at brace depth `base`.
+    fn sync_case(&mut self, base: u32) {
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::Case | Tok::Default if self.brace == base => return,
+                Tok::RBrace if self.brace <= base => return,
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
     fn switch_stmt(&mut self) -> PResult<Stmt> {
         let start = self.bump().span;
         let mut init = None;
@@ -473,6 +495,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect(Tok::LBrace)?;
+        let base = self.brace;
         let mut cases = Vec::new();
         loop {
             while self.eat(Tok::Semi) {}
@@ -481,12 +504,16 @@ impl<'a> Parser<'a> {
                 Tok::Case | Tok::Default => {
                     let kw = self.bump();
                     let is_default = kw.tok == Tok::Default;
-                    let exprs = if is_default {
-                        Vec::new()
+                    let head = if is_default {
+                        Ok(Vec::new())
                     } else {
-                        self.expr_list()?
+                        self.expr_list()
                     };
-                    let colon = self.expect(Tok::Colon)?.span;
+                    let head = head.and_then(|e| Ok((e, self.expect(Tok::Colon)?.span)));
+                    let Ok((exprs, colon)) = head else {
+                        self.sync_case(base);
+                        continue;
+                    };
                     let body = self.stmt_list();
                     cases.push(CaseClause {
                         exprs,
@@ -505,6 +532,7 @@ impl<'a> Parser<'a> {
     fn select_stmt(&mut self) -> PResult<Stmt> {
         let start = self.bump().span;
         self.expect(Tok::LBrace)?;
+        let base = self.brace;
         let mut cases = Vec::new();
         loop {
             while self.eat(Tok::Semi) {}
@@ -512,7 +540,10 @@ impl<'a> Parser<'a> {
                 Tok::RBrace => break,
                 Tok::Default => {
                     let kw = self.bump().span;
-                    let colon = self.expect(Tok::Colon)?.span;
+                    let Ok(colon) = self.expect(Tok::Colon).map(|t| t.span) else {
+                        self.sync_case(base);
+                        continue;
+                    };
                     let body = self.stmt_list();
                     cases.push(SelectCase {
                         comm: Comm::Default,
@@ -522,8 +553,13 @@ impl<'a> Parser<'a> {
                 }
                 Tok::Case => {
                     let kw = self.bump().span;
-                    let comm = self.comm_clause()?;
-                    let colon = self.expect(Tok::Colon)?.span;
+                    let head = self
+                        .comm_clause()
+                        .and_then(|c| Ok((c, self.expect(Tok::Colon)?.span)));
+                    let Ok((comm, colon)) = head else {
+                        self.sync_case(base);
+                        continue;
+                    };
                     let body = self.stmt_list();
                     cases.push(SelectCase {
                         comm,

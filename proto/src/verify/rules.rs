@@ -81,6 +81,9 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
         }
         "call" | "go_call" => r.call(bd),
         "load_dataset" => r.dataset(bd),
+        "loop" if bd.attrs.contains_key("cond_block") && bd.ins("Cond").is_empty() => {
+            r.fail("cond_block is set but Cond is not".into());
+        }
         _ => {}
     }
 }
