@@ -30,8 +30,8 @@ use super::value::{ChanVal, Ty, Value};
 
 /// Backward jumps and calls a task runs before it yields.
 const BUDGET: u32 = 2000;
-/// The most values one task's stack may hold (about 400 MB).
-const MAX_STACK: usize = 1 << 24;
+/// The most values one task's stack may hold (about 100 MB).
+const MAX_STACK: usize = 1 << 22;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
