@@ -1,9 +1,9 @@
 //! Weft: a CSP-style concurrent dataflow engine.
 
-pub mod tracesvg;
 pub mod chan;
+pub mod device;
+pub mod interp;
 pub mod netpoll;
 pub mod runtime;
-pub mod device;
 pub mod tensor;
-pub mod interp;
+pub mod tracesvg;
