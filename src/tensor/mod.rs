@@ -32,7 +32,7 @@ use std::sync::Arc;
 use crate::device::DeviceBuffer;
 
 pub use crate::device::{BinOp, UnaryOp};
-pub use compute::{compute, pool_threads, INLINE_COST};
+pub use compute::{compute, kernel_cost, pool_threads, INLINE_COST};
 pub use create::{full, numel, ones, randn, shape, tensor_from, zeros};
 pub use dataset::{load_dataset, Dataset};
 pub use elementwise::{
