@@ -1,0 +1,320 @@
+//! The syntax tree produced by the parser.
+//!
+//! Every expression, identifier and statement carries a `NodeId` (dense, from
+//! 0) so that the checker can record types and name resolutions in side
+//! tables indexed by id, and a `Span` into the source.
+
+use crate::diag::Span;
+
+pub type NodeId = u32;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ident {
+    pub id: NodeId,
+    pub name: String,
+    pub span: Span,
+}
+
+impl Ident {
+    pub fn is_blank(&self) -> bool {
+        self.name == "_"
+    }
+}
+
+/// A parsed file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct File {
+    pub decls: Vec<Decl>,
+    /// One more than the largest `NodeId` used.
+    pub node_count: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decl {
+    Const(ConstSpec),
+    Type(TypeDecl),
+    Func(FuncDecl),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstSpec {
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+    pub value: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeDecl {
+    pub name: Ident,
+    pub fields: Vec<FieldDecl>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldDecl {
+    pub name: Ident,
+    pub ty: TypeExpr,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncDecl {
+    pub name: Ident,
+    pub params: Vec<FieldDecl>,
+    pub result: Option<TypeExpr>,
+    pub body: Block,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeKind {
+    Named(Ident),
+    Chan(Box<TypeExpr>),
+    List(Box<TypeExpr>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    /// From `{` to `}`.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    pub id: NodeId,
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    LogAnd,
+    LogOr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            And => "&",
+            Or => "|",
+            Xor => "^",
+            Shl => "<<",
+            Shr => ">>",
+            LogAnd => "&&",
+            LogOr => "||",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        use BinOp::*;
+        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Pos,
+    Not,
+    BitNot,
+    Recv,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StmtKind {
+    Empty,
+    /// `var a, b T = e1, e2` (type and values each optional, not both absent).
+    Var {
+        names: Vec<Ident>,
+        ty: Option<TypeExpr>,
+        values: Vec<Expr>,
+    },
+    Const(Vec<ConstSpec>),
+    /// `a, b := e1, e2`, or `v, ok := <-ch` (one value, two names).
+    Define {
+        names: Vec<Ident>,
+        values: Vec<Expr>,
+    },
+    /// `lhs = rhs` (op None) or `lhs op= rhs` (one target, one value).
+    Assign {
+        lhs: Vec<Expr>,
+        op: Option<BinOp>,
+        rhs: Vec<Expr>,
+    },
+    IncDec {
+        target: Expr,
+        inc: bool,
+    },
+    Expr(Expr),
+    Send {
+        chan: Expr,
+        value: Expr,
+    },
+    /// `go f(args)`: the expression is a call.
+    GoCall(Expr),
+    GoBlock(Block),
+    Return(Option<Expr>),
+    Break(Option<Ident>),
+    Continue(Option<Ident>),
+    Block(Block),
+    If {
+        init: Option<Box<Stmt>>,
+        cond: Expr,
+        then: Block,
+        /// An `If` statement or a `Block`.
+        els: Option<Box<Stmt>>,
+    },
+    Switch {
+        init: Option<Box<Stmt>>,
+        tag: Option<Expr>,
+        cases: Vec<CaseClause>,
+    },
+    Select(Vec<SelectCase>),
+    For {
+        init: Option<Box<Stmt>>,
+        cond: Option<Expr>,
+        post: Option<Box<Stmt>>,
+        body: Block,
+    },
+    /// `for k, v := range x { }` or `for range x { }`.
+    ForRange {
+        key: Option<Ident>,
+        value: Option<Ident>,
+        expr: Expr,
+        body: Block,
+    },
+    Labeled {
+        label: Ident,
+        stmt: Box<Stmt>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseClause {
+    /// Empty for `default`.
+    pub exprs: Vec<Expr>,
+    pub is_default: bool,
+    pub body: Vec<Stmt>,
+    /// The `case` or `default` keyword through the colon.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectCase {
+    pub comm: Comm,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Comm {
+    Default,
+    Send {
+        chan: Expr,
+        value: Expr,
+    },
+    /// `case <-c:`, `case v, ok := <-c:`, `case x, ok = <-c:`.
+    Recv {
+        lhs: RecvLhs,
+        chan: Expr,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecvLhs {
+    None,
+    Define(Vec<Ident>),
+    Assign(Vec<Expr>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub id: NodeId,
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// Stands in for an expression that did not parse.
+    Bad,
+    Ident(String),
+    Int(u64),
+    /// An integer literal too large for 64 bits.
+    BigInt,
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    Nil,
+    Paren(Box<Expr>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `f(args)`; `spread` is set for `append(l, more...)`.
+    Call {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+        spread: bool,
+    },
+    Index(Box<Expr>, Box<Expr>),
+    Slice {
+        x: Box<Expr>,
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+    },
+    Field(Box<Expr>, Ident),
+    /// `Name{...}`.
+    StructLit {
+        name: Ident,
+        elems: Vec<Element>,
+    },
+    /// `[]T{...}`: `ty` is the whole list type.
+    ListLit {
+        ty: TypeExpr,
+        elems: Vec<Element>,
+    },
+    /// `{...}` inside a list literal: its type is the list's element type.
+    Elided(Vec<Element>),
+    /// A type in expression position (`make(chan int)`).
+    Type(TypeExpr),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Element {
+    pub key: Option<Ident>,
+    pub value: Expr,
+}

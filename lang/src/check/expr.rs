@@ -1,0 +1,684 @@
+//! Expression checking: operands, untyped constants, operators, literals.
+//!
+//! Untyped constants follow Go: integer constants are exact (i128 here) and
+//! convert to `float` where one is expected; float constants convert to `int`
+//! only when integral. Constant expressions are folded, and division by a
+//! constant zero is an error. Every expression's final type is recorded in
+//! `Info::types` (after any conversion) and constant values in `Info::consts`.
+
+use super::convert::{compare, fold};
+use super::{Checker, Res};
+use crate::ast::*;
+use crate::types::{comparable, ordered, ConstVal, Ty};
+
+#[derive(Debug, Clone)]
+pub(crate) struct Operand {
+    pub ty: Ty,
+    pub val: Option<ConstVal>,
+}
+
+impl Operand {
+    pub fn invalid() -> Operand {
+        Operand {
+            ty: Ty::Invalid,
+            val: None,
+        }
+    }
+
+    pub(crate) fn of(ty: Ty) -> Operand {
+        Operand { ty, val: None }
+    }
+}
+
+impl<'a> Checker<'a> {
+    /// Checks `e` where a value is needed: errors for no-value calls, types,
+    /// functions and builtins used as values.
+    pub(crate) fn value(&mut self, e: &Expr) -> Operand {
+        self.value_hint(e, None)
+    }
+
+    pub(crate) fn value_hint(&mut self, e: &Expr, hint: Option<&Ty>) -> Operand {
+        let op = self.expr_hint(e, hint);
+        if op.ty == Ty::Void {
+            self.error(
+                e.span,
+                format!("{} (no value) used as value", self.text(e.span)),
+            );
+            self.record(e, &Ty::Invalid);
+            return Operand::invalid();
+        }
+        op
+    }
+
+    /// Checks `e` and converts it to `target`, reporting a mismatch as
+    /// `cannot use ... in CTX`.
+    pub(crate) fn value_to(&mut self, e: &Expr, target: &Ty, ctx: &str) -> Operand {
+        let mut op = self.value_hint(e, Some(target));
+        self.convert(e, &mut op, target, ctx);
+        op
+    }
+
+    /// Checks `e` and gives an untyped constant its default type.
+    pub(crate) fn value_default(&mut self, e: &Expr, ctx: &str) -> Operand {
+        let mut op = self.value(e);
+        self.defaulted(e, &mut op, ctx);
+        op
+    }
+
+    pub(crate) fn expr(&mut self, e: &Expr) -> Operand {
+        self.expr_hint(e, None)
+    }
+
+    fn expr_hint(&mut self, e: &Expr, hint: Option<&Ty>) -> Operand {
+        let op = self.expr_inner(e, hint);
+        self.record(e, &op.ty);
+        if let Some(v) = &op.val {
+            self.info.consts.insert(e.id, v.clone());
+        }
+        op
+    }
+
+    fn expr_inner(&mut self, e: &Expr, hint: Option<&Ty>) -> Operand {
+        match &e.kind {
+            ExprKind::Bad => Operand::invalid(),
+            ExprKind::Int(v) => Operand {
+                ty: Ty::UntypedInt,
+                val: Some(ConstVal::Int(*v as i128)),
+            },
+            ExprKind::BigInt => {
+                self.error(
+                    e.span,
+                    format!("integer constant {} is too large", self.text(e.span)),
+                );
+                Operand::invalid()
+            }
+            ExprKind::Float(v) => {
+                if !v.is_finite() {
+                    self.error(e.span, "floating-point constant is too large");
+                    return Operand::invalid();
+                }
+                Operand {
+                    ty: Ty::UntypedFloat,
+                    val: Some(ConstVal::Float(*v)),
+                }
+            }
+            ExprKind::Str(s) => Operand {
+                ty: Ty::UntypedStr,
+                val: Some(ConstVal::Str(s.as_str().into())),
+            },
+            ExprKind::Bool(b) => Operand {
+                ty: Ty::UntypedBool,
+                val: Some(ConstVal::Bool(*b)),
+            },
+            ExprKind::Nil => Operand::of(Ty::UntypedNil),
+            ExprKind::Paren(inner) => self.expr_hint(inner, hint),
+            ExprKind::Ident(name) => self.ident(e, name),
+            ExprKind::Unary(op, x) => self.unary(e, *op, x),
+            ExprKind::Binary(op, x, y) => self.binary_op(e, *op, x, y),
+            ExprKind::Call { func, args, spread } => self.call(e, func, args, *spread),
+            ExprKind::Index(x, i) => self.index(x, i),
+            ExprKind::Slice { x, lo, hi } => self.slice(x, lo.as_deref(), hi.as_deref()),
+            ExprKind::Field(x, name) => self.field(x, name),
+            ExprKind::StructLit { name, elems } => {
+                let found = self.struct_names.get(&name.name).copied();
+                let ty = match found {
+                    Some(id) => Ty::Struct(id),
+                    None if name.name == "Dataset" => {
+                        self.info.uses_dataset = true;
+                        Ty::Struct(0)
+                    }
+                    None => {
+                        if self.is_struct_name(&name.name) {
+                            self.error(
+                                name.span,
+                                format!("invalid composite literal type {}", name.name),
+                            );
+                        } else {
+                            self.error(name.span, format!("undefined: {}", name.name));
+                        }
+                        for el in elems {
+                            self.value(&el.value);
+                        }
+                        return Operand::invalid();
+                    }
+                };
+                self.composite(e, &ty, elems)
+            }
+            ExprKind::ListLit { ty, elems } => {
+                let ty = self.resolve_type(ty);
+                self.composite(e, &ty, elems)
+            }
+            ExprKind::Elided(elems) => match hint {
+                Some(t) if matches!(t, Ty::Struct(_) | Ty::List(_)) => {
+                    self.composite(e, &t.clone(), elems)
+                }
+                _ => {
+                    self.error(e.span, "missing type in composite literal");
+                    Operand::invalid()
+                }
+            },
+            ExprKind::Type(t) => {
+                let ty = self.resolve_type(t);
+                if !ty.is_invalid() {
+                    self.error(
+                        e.span,
+                        format!("{} (type) is not an expression", self.tyname(&ty)),
+                    );
+                }
+                Operand::invalid()
+            }
+        }
+    }
+
+    fn ident(&mut self, e: &Expr, name: &str) -> Operand {
+        if name == "_" {
+            self.error(e.span, "cannot use _ as value");
+            return Operand::invalid();
+        }
+        match self.resolve(name) {
+            Some((Res::Var(id), ty)) => {
+                self.info.uses.insert(e.id, Res::Var(id));
+                Operand::of(ty)
+            }
+            Some((Res::Const(v), ty)) => {
+                self.info.uses.insert(e.id, Res::Const(v.clone()));
+                if ty.is_invalid() {
+                    return Operand::invalid();
+                }
+                Operand { ty, val: Some(v) }
+            }
+            Some((Res::Func(_), _)) => {
+                self.error_help(
+                    e.span,
+                    format!("{name} (func) must be called"),
+                    "functions are not values; call it, or start it with `go`",
+                );
+                Operand::invalid()
+            }
+            Some((Res::Builtin(_), _)) => {
+                self.error(e.span, format!("{name} (built-in function) must be called"));
+                Operand::invalid()
+            }
+            None => {
+                if self.is_struct_name(name) {
+                    self.error(e.span, format!("{name} (type) is not an expression"));
+                } else {
+                    self.error(e.span, format!("undefined: {name}"));
+                }
+                Operand::invalid()
+            }
+        }
+    }
+
+    fn unary(&mut self, e: &Expr, op: UnOp, x: &Expr) -> Operand {
+        let xo = self.value(x);
+        if xo.ty.is_invalid() {
+            return Operand::invalid();
+        }
+        let bad = |c: &mut Self, xo: &Operand| {
+            let sym = match op {
+                UnOp::Neg => "-",
+                UnOp::Pos => "+",
+                UnOp::Not => "!",
+                UnOp::BitNot => "^",
+                UnOp::Recv => "<-",
+            };
+            c.error(
+                e.span,
+                format!(
+                    "invalid operation: operator {sym} not defined on {} (type {})",
+                    c.text(x.span),
+                    c.tyname(&xo.ty)
+                ),
+            );
+            Operand::invalid()
+        };
+        match op {
+            UnOp::Recv => match &xo.ty {
+                Ty::Chan(elem) => Operand::of((**elem).clone()),
+                Ty::UntypedNil => {
+                    self.error(e.span, "use of untyped nil in receive");
+                    Operand::invalid()
+                }
+                _ => {
+                    self.error(
+                        e.span,
+                        format!(
+                            "invalid operation: cannot receive from non-channel {} (type {})",
+                            self.text(x.span),
+                            self.tyname(&xo.ty)
+                        ),
+                    );
+                    Operand::invalid()
+                }
+            },
+            UnOp::Neg | UnOp::Pos => {
+                if !(xo.ty.is_numeric() || (op == UnOp::Neg && xo.ty == Ty::Tensor)) {
+                    return bad(self, &xo);
+                }
+                let val = match (&xo.val, op) {
+                    (Some(ConstVal::Int(v)), UnOp::Neg) => Some(ConstVal::Int(-v)),
+                    (Some(ConstVal::Float(v)), UnOp::Neg) => Some(ConstVal::Float(-v)),
+                    (v, _) => v.clone(),
+                };
+                self.typed_const(e, xo.ty, val)
+            }
+            UnOp::Not => {
+                if !xo.ty.is_boollike() {
+                    return bad(self, &xo);
+                }
+                let val = match &xo.val {
+                    Some(ConstVal::Bool(b)) => Some(ConstVal::Bool(!b)),
+                    _ => None,
+                };
+                Operand { ty: xo.ty, val }
+            }
+            UnOp::BitNot => {
+                if !xo.ty.is_intlike() {
+                    return bad(self, &xo);
+                }
+                let val = match &xo.val {
+                    Some(ConstVal::Int(v)) => Some(ConstVal::Int(!v)),
+                    _ => None,
+                };
+                self.typed_const(e, xo.ty, val)
+            }
+        }
+    }
+
+    pub(crate) fn binary_op(&mut self, e: &Expr, op: BinOp, x: &Expr, y: &Expr) -> Operand {
+        let mut xo = self.value(x);
+        let mut yo = self.value(y);
+        if xo.ty.is_invalid() || yo.ty.is_invalid() {
+            return Operand::invalid();
+        }
+        if matches!(op, BinOp::Shl | BinOp::Shr) {
+            return self.shift(e, op, x, y, xo, yo);
+        }
+        // tensor ⊕ float (either order): the float side may be an untyped constant
+        if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
+            if xo.ty == Ty::Tensor && yo.ty.is_numeric() {
+                self.convert(y, &mut yo, &Ty::Float, "tensor operation");
+                return if yo.ty.is_invalid() {
+                    Operand::invalid()
+                } else {
+                    Operand::of(Ty::Tensor)
+                };
+            }
+            if yo.ty == Ty::Tensor && xo.ty.is_numeric() {
+                self.convert(x, &mut xo, &Ty::Float, "tensor operation");
+                return if xo.ty.is_invalid() {
+                    Operand::invalid()
+                } else {
+                    Operand::of(Ty::Tensor)
+                };
+            }
+        }
+        // bring both sides to one type
+        if xo.ty.is_untyped() && !yo.ty.is_untyped() {
+            if !self.convert_operand(x, &mut xo, &yo.ty, e, true) {
+                return Operand::invalid();
+            }
+        } else if yo.ty.is_untyped() && !xo.ty.is_untyped() {
+            if !self.convert_operand(y, &mut yo, &xo.ty, e, false) {
+                return Operand::invalid();
+            }
+        } else if xo.ty.is_untyped() && yo.ty.is_untyped() {
+            let num = |t: &Ty| matches!(t, Ty::UntypedInt | Ty::UntypedFloat);
+            if num(&xo.ty) && num(&yo.ty) && xo.ty != yo.ty {
+                xo.ty = Ty::UntypedFloat;
+                yo.ty = Ty::UntypedFloat;
+            }
+        }
+        if xo.ty != yo.ty {
+            let msg = format!(
+                "invalid operation: {} (mismatched types {} and {})",
+                self.text(e.span),
+                self.tyname(&xo.ty),
+                self.tyname(&yo.ty)
+            );
+            if xo.ty.is_numeric() && yo.ty.is_numeric() {
+                self.error_help(
+                    e.span,
+                    msg,
+                    "there are no implicit conversions; convert with int(...) or float(...)",
+                );
+            } else {
+                self.error(e.span, msg);
+            }
+            return Operand::invalid();
+        }
+        let ty = xo.ty.clone();
+        let not_defined = |c: &mut Self| {
+            c.error(
+                e.span,
+                format!(
+                    "invalid operation: operator {} not defined on {} (type {})",
+                    op.symbol(),
+                    c.text(x.span),
+                    c.tyname(&ty)
+                ),
+            );
+            Operand::invalid()
+        };
+        match op {
+            BinOp::LogAnd | BinOp::LogOr => {
+                if !ty.is_boollike() {
+                    return not_defined(self);
+                }
+                let val = match (&xo.val, &yo.val) {
+                    (Some(ConstVal::Bool(a)), Some(ConstVal::Bool(b))) => {
+                        Some(ConstVal::Bool(if op == BinOp::LogAnd {
+                            *a && *b
+                        } else {
+                            *a || *b
+                        }))
+                    }
+                    _ => None,
+                };
+                Operand { ty, val }
+            }
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                let is_eq = matches!(op, BinOp::Eq | BinOp::Ne);
+                if ty == Ty::UntypedNil {
+                    self.error(
+                        e.span,
+                        format!(
+                            "invalid operation: {} (operator {} not defined on nil)",
+                            self.text(e.span),
+                            op.symbol()
+                        ),
+                    );
+                    return Operand::invalid();
+                }
+                if is_eq && !comparable(&ty, &self.info.structs) {
+                    self.error(
+                        e.span,
+                        format!(
+                            "invalid operation: {} ({} is not comparable)",
+                            self.text(e.span),
+                            self.tyname(&ty)
+                        ),
+                    );
+                    return Operand::invalid();
+                }
+                if !is_eq && !ordered(&ty) {
+                    return not_defined(self);
+                }
+                match (&xo.val, &yo.val) {
+                    (Some(a), Some(b)) => Operand {
+                        ty: Ty::UntypedBool,
+                        val: compare(op, a, b).map(ConstVal::Bool),
+                    },
+                    _ => {
+                        if ty.is_untyped() {
+                            let d = ty.default_type();
+                            self.convert(x, &mut xo, &d, "comparison");
+                            self.convert(y, &mut yo, &d, "comparison");
+                        }
+                        Operand::of(Ty::Bool)
+                    }
+                }
+            }
+            _ => {
+                let allowed = match op {
+                    BinOp::Add => ty.is_numeric() || ty.is_strlike() || ty == Ty::Tensor,
+                    BinOp::Sub | BinOp::Mul | BinOp::Div => ty.is_numeric() || ty == Ty::Tensor,
+                    BinOp::Rem | BinOp::And | BinOp::Or | BinOp::Xor => ty.is_intlike(),
+                    _ => false,
+                };
+                if !allowed {
+                    return not_defined(self);
+                }
+                if matches!(op, BinOp::Div | BinOp::Rem)
+                    && yo.val.as_ref().is_some_and(ConstVal::is_zero)
+                {
+                    self.error(y.span, "invalid operation: division by zero");
+                    return Operand::invalid();
+                }
+                match (&xo.val, &yo.val) {
+                    (Some(a), Some(b)) => match fold(op, a, b) {
+                        Some(v) => self.typed_const(e, ty, Some(v)),
+                        None => {
+                            self.error(e.span, "constant overflow");
+                            Operand::invalid()
+                        }
+                    },
+                    _ => Operand::of(ty),
+                }
+            }
+        }
+    }
+
+    /// Converts an untyped operand to the other operand's type, reporting
+    /// a mismatch in the binary expression `e` (types in source order).
+    fn convert_operand(
+        &mut self,
+        x: &Expr,
+        xo: &mut Operand,
+        target: &Ty,
+        e: &Expr,
+        x_is_left: bool,
+    ) -> bool {
+        let fits = matches!(
+            (&xo.ty, target),
+            (Ty::UntypedNil, Ty::Chan(_))
+                | (Ty::UntypedBool, Ty::Bool)
+                | (Ty::UntypedStr, Ty::Str)
+                | (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
+        );
+        if !fits {
+            let (a, b) = if x_is_left {
+                (self.tyname(&xo.ty), self.tyname(target))
+            } else {
+                (self.tyname(target), self.tyname(&xo.ty))
+            };
+            self.error(
+                e.span,
+                format!(
+                    "invalid operation: {} (mismatched types {a} and {b})",
+                    self.text(e.span)
+                ),
+            );
+            return false;
+        }
+        self.convert(x, xo, target, "operation")
+    }
+
+    pub(crate) fn index(&mut self, x: &Expr, i: &Expr) -> Operand {
+        let xo = self.value(x);
+        let io = self.value_to(i, &Ty::Int, "index");
+        if let Some(ConstVal::Int(v)) = &io.val {
+            if *v < 0 {
+                self.error(
+                    i.span,
+                    format!("invalid argument: index {v} must not be negative"),
+                );
+            }
+        }
+        match &xo.ty {
+            Ty::Invalid => Operand::invalid(),
+            Ty::List(elem) => Operand::of((**elem).clone()),
+            Ty::Str | Ty::UntypedStr => Operand::of(Ty::Int),
+            t => {
+                let msg = format!(
+                    "invalid operation: cannot index {} (type {})",
+                    self.text(x.span),
+                    self.tyname(t)
+                );
+                if *t == Ty::Tensor {
+                    self.error_help(x.span, msg, "use get(t, i, j) to read one element");
+                } else {
+                    self.error(x.span, msg);
+                }
+                Operand::invalid()
+            }
+        }
+    }
+
+    fn slice(&mut self, x: &Expr, lo: Option<&Expr>, hi: Option<&Expr>) -> Operand {
+        let mut xo = self.value(x);
+        for b in [lo, hi].into_iter().flatten() {
+            let bo = self.value_to(b, &Ty::Int, "slice index");
+            if let Some(ConstVal::Int(v)) = &bo.val {
+                if *v < 0 {
+                    self.error(
+                        b.span,
+                        format!("invalid argument: index {v} must not be negative"),
+                    );
+                }
+            }
+        }
+        if xo.ty == Ty::UntypedStr {
+            self.convert(x, &mut xo, &Ty::Str, "slice");
+        }
+        match &xo.ty {
+            Ty::Invalid => Operand::invalid(),
+            Ty::List(_) | Ty::Str => Operand::of(xo.ty.clone()),
+            t => {
+                self.error(
+                    x.span,
+                    format!(
+                        "cannot slice {} (type {})",
+                        self.text(x.span),
+                        self.tyname(t)
+                    ),
+                );
+                Operand::invalid()
+            }
+        }
+    }
+
+    pub(crate) fn field(&mut self, x: &Expr, name: &Ident) -> Operand {
+        let xo = self.value(x);
+        match &xo.ty {
+            Ty::Invalid => Operand::invalid(),
+            Ty::Struct(id) => {
+                let s = &self.info.structs[*id as usize];
+                match s.fields.iter().find(|(n, _)| *n == name.name) {
+                    Some((_, t)) => Operand::of(t.clone()),
+                    None => {
+                        let sname = s.name.clone();
+                        self.error(
+                            name.span,
+                            format!(
+                                "{}.{} undefined (type {sname} has no field {})",
+                                self.text(x.span),
+                                name.name,
+                                name.name
+                            ),
+                        );
+                        Operand::invalid()
+                    }
+                }
+            }
+            t => {
+                self.error(
+                    name.span,
+                    format!(
+                        "{}.{} undefined (type {} has no fields)",
+                        self.text(x.span),
+                        name.name,
+                        self.tyname(t)
+                    ),
+                );
+                Operand::invalid()
+            }
+        }
+    }
+
+    fn composite(&mut self, e: &Expr, ty: &Ty, elems: &[Element]) -> Operand {
+        match ty {
+            Ty::Invalid => {
+                for el in elems {
+                    self.value(&el.value);
+                }
+                Operand::invalid()
+            }
+            Ty::List(elem) => {
+                for el in elems {
+                    if let Some(k) = &el.key {
+                        self.error(k.span, "unexpected key in list literal");
+                    }
+                    self.value_to(&el.value, elem, "list literal");
+                }
+                Operand::of(ty.clone())
+            }
+            Ty::Struct(id) => {
+                let fields = self.info.structs[*id as usize].fields.clone();
+                let sname = self.info.structs[*id as usize].name.clone();
+                let keyed = elems.first().is_some_and(|el| el.key.is_some());
+                if elems.iter().any(|el| el.key.is_some() != keyed) {
+                    self.error(
+                        e.span,
+                        "mixture of field:value and value elements in struct literal",
+                    );
+                    for el in elems {
+                        self.value(&el.value);
+                    }
+                    return Operand::of(ty.clone());
+                }
+                if keyed {
+                    let mut seen: Vec<&str> = Vec::new();
+                    for el in elems {
+                        let Some(k) = &el.key else { continue };
+                        match fields.iter().find(|(n, _)| *n == k.name) {
+                            Some((_, ft)) => {
+                                if seen.contains(&k.name.as_str()) {
+                                    self.error(
+                                        k.span,
+                                        format!(
+                                            "duplicate field name {} in struct literal",
+                                            k.name
+                                        ),
+                                    );
+                                }
+                                seen.push(&k.name);
+                                self.value_to(&el.value, ft, "struct literal");
+                            }
+                            None => {
+                                self.error(
+                                    k.span,
+                                    format!(
+                                        "unknown field {} in struct literal of type {sname}",
+                                        k.name
+                                    ),
+                                );
+                                self.value(&el.value);
+                            }
+                        }
+                    }
+                } else {
+                    for (el, (_, ft)) in elems.iter().zip(&fields) {
+                        self.value_to(&el.value, ft, "struct literal");
+                    }
+                    if elems.len() > fields.len() {
+                        for el in &elems[fields.len()..] {
+                            self.value(&el.value);
+                        }
+                        self.error(
+                            elems[fields.len()].value.span,
+                            format!("too many values in struct literal of type {sname}"),
+                        );
+                    } else if !elems.is_empty() && elems.len() < fields.len() {
+                        self.error_help(e.span, format!("too few values in struct literal of type {sname}"), "a positional literal lists every field; name fields (`f: v`) to leave some zero");
+                    }
+                }
+                if *id == 0 {
+                    self.info.uses_dataset = true;
+                }
+                Operand::of(ty.clone())
+            }
+            t => {
+                self.error(
+                    e.span,
+                    format!("invalid composite literal type {}", self.tyname(t)),
+                );
+                for el in elems {
+                    self.value(&el.value);
+                }
+                Operand::invalid()
+            }
+        }
+    }
+}

@@ -1,0 +1,825 @@
+//! Statement checking: declarations, assignments and their targets (with
+//! the go-block capture rule), control flow, labels, `switch` and `select`.
+
+use super::{BreakKind, Breakable, Checker, Res, VarId};
+use crate::ast::*;
+use crate::types::{comparable, Ty};
+
+/// What an assignment writes to.
+enum Target {
+    Blank,
+    Place(Ty),
+}
+
+fn strip_parens(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Paren(inner) => strip_parens(inner),
+        _ => e,
+    }
+}
+
+pub(crate) fn is_recv(e: &Expr) -> bool {
+    matches!(strip_parens(e).kind, ExprKind::Unary(UnOp::Recv, _))
+}
+
+impl<'a> Checker<'a> {
+    pub(crate) fn stmts(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            self.stmt(s, None);
+        }
+    }
+
+    fn block(&mut self, b: &Block) {
+        self.push_scope();
+        self.stmts(&b.stmts);
+        self.pop_scope();
+    }
+
+    fn with_breakable(&mut self, kind: BreakKind, label: Option<&str>, f: impl FnOnce(&mut Self)) {
+        self.breakables.push(Breakable {
+            kind,
+            label: label.map(str::to_string),
+        });
+        f(self);
+        self.breakables.pop();
+    }
+
+    fn stmt(&mut self, s: &Stmt, label: Option<&str>) {
+        match &s.kind {
+            StmtKind::Empty => {}
+            StmtKind::Var { names, ty, values } => self.var_stmt(s, names, ty.as_ref(), values),
+            StmtKind::Const(specs) => {
+                for spec in specs {
+                    match self.const_value(spec) {
+                        Some((v, t)) => self.declare_local_const(&spec.name, v, t),
+                        None => self.declare_local_const(
+                            &spec.name,
+                            crate::types::ConstVal::Int(0),
+                            Ty::Invalid,
+                        ),
+                    }
+                }
+            }
+            StmtKind::Define { names, values } => self.define(s, names, values),
+            StmtKind::Assign { lhs, op, rhs } => self.assign(s, lhs, *op, rhs),
+            StmtKind::IncDec { target, inc } => {
+                if let Target::Place(t) = self.target(target) {
+                    if !matches!(t, Ty::Int | Ty::Float | Ty::Invalid) {
+                        let sym = if *inc { "++" } else { "--" };
+                        self.error(
+                            s.span,
+                            format!(
+                                "invalid operation: {}{sym} (non-numeric type {})",
+                                self.text(target.span),
+                                self.tyname(&t)
+                            ),
+                        );
+                    }
+                } else {
+                    self.error(target.span, "cannot use _ as value");
+                }
+            }
+            StmtKind::Expr(e) => self.expr_stmt(e),
+            StmtKind::Send { chan, value } => self.send(chan, value),
+            StmtKind::GoCall(call) => {
+                if let ExprKind::Call { func, .. } = &call.kind {
+                    self.expr(call);
+                    if let Some(Res::Builtin(b)) = self.info.uses.get(&func.id) {
+                        let name = b.name();
+                        self.error_help(func.span, format!("go requires a function declared in the program, not the built-in {name}"), format!("write go {{ {name}(...) }}"));
+                    }
+                }
+            }
+            StmtKind::GoBlock(b) => self.go_block(s.id, b),
+            StmtKind::Return(value) => self.return_stmt(s, value.as_ref()),
+            StmtKind::Break(l) => self.break_stmt(s, l.as_ref()),
+            StmtKind::Continue(l) => self.continue_stmt(s, l.as_ref()),
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::If {
+                init,
+                cond,
+                then,
+                els,
+            } => {
+                self.push_scope();
+                if let Some(i) = init {
+                    self.stmt(i, None);
+                }
+                self.condition(cond, "if statement");
+                self.block(then);
+                if let Some(e) = els {
+                    self.stmt(e, None);
+                }
+                self.pop_scope();
+            }
+            StmtKind::For {
+                init,
+                cond,
+                post,
+                body,
+            } => {
+                self.push_scope();
+                if let Some(i) = init {
+                    self.stmt(i, None);
+                }
+                if let Some(c) = cond {
+                    self.condition(c, "for statement");
+                }
+                if let Some(p) = post {
+                    self.stmt(p, None);
+                }
+                self.with_breakable(BreakKind::Loop, label, |c| c.block(body));
+                self.pop_scope();
+            }
+            StmtKind::ForRange {
+                key,
+                value,
+                expr,
+                body,
+            } => self.for_range(key.as_ref(), value.as_ref(), expr, body, label),
+            StmtKind::Switch { init, tag, cases } => {
+                self.switch(init.as_deref(), tag.as_ref(), cases, label)
+            }
+            StmtKind::Select(cases) => self.select(cases, label),
+            StmtKind::Labeled { label: l, stmt } => {
+                if self.labels.contains(&l.name) {
+                    self.error(l.span, format!("label {} already defined", l.name));
+                } else {
+                    self.labels.push(l.name.clone());
+                }
+                self.stmt(stmt, Some(&l.name));
+            }
+        }
+    }
+
+    fn condition(&mut self, cond: &Expr, what: &str) {
+        let mut op = self.value(cond);
+        if op.ty.is_invalid() {
+            return;
+        }
+        if !op.ty.is_boollike() {
+            self.error(
+                cond.span,
+                format!(
+                    "non-boolean condition in {what} ({} has type {})",
+                    self.text(cond.span),
+                    self.tyname(&op.ty)
+                ),
+            );
+            return;
+        }
+        self.convert(cond, &mut op, &Ty::Bool, what);
+    }
+
+    /// `v, ok` from a receive: the element type and bool.
+    fn comma_ok(&mut self, e: &Expr) -> (Ty, Ty) {
+        let op = self.value(e);
+        if op.ty.is_invalid() {
+            (Ty::Invalid, Ty::Invalid)
+        } else {
+            (op.ty, Ty::Bool)
+        }
+    }
+
+    fn mismatch(&mut self, s: &Stmt, vars: usize, vals: usize) {
+        let v = if vals == 1 { "value" } else { "values" };
+        let n = if vars == 1 { "variable" } else { "variables" };
+        self.error(
+            s.span,
+            format!("assignment mismatch: {vars} {n} but {vals} {v}"),
+        );
+    }
+
+    fn var_stmt(&mut self, s: &Stmt, names: &[Ident], ty: Option<&TypeExpr>, values: &[Expr]) {
+        let declared = ty.map(|t| self.resolve_type(t));
+        let mut types: Vec<Ty> = Vec::new();
+        if values.is_empty() {
+            types = vec![declared.clone().unwrap_or(Ty::Invalid); names.len()];
+        } else if names.len() == 2 && values.len() == 1 && is_recv(&values[0]) {
+            let (v, ok) = self.comma_ok(&values[0]);
+            if let Some(d) = &declared {
+                let mut op = super::expr::Operand { ty: v, val: None };
+                self.convert(&values[0], &mut op, d, "variable declaration");
+                if *d != Ty::Bool && !d.is_invalid() && !op.ty.is_invalid() {
+                    self.error(
+                        names[1].span,
+                        format!(
+                            "cannot use ok (type bool) as {} value in variable declaration",
+                            self.tyname(d)
+                        ),
+                    );
+                }
+                types = vec![d.clone(), d.clone()];
+            } else {
+                types = vec![v, ok];
+            }
+        } else {
+            if values.len() != names.len() {
+                self.mismatch(s, names.len(), values.len());
+            }
+            for (i, v) in values.iter().enumerate() {
+                let t = match &declared {
+                    Some(d) => {
+                        self.value_to(v, d, "variable declaration");
+                        d.clone()
+                    }
+                    None => self.value_default(v, "variable declaration").ty,
+                };
+                if i < names.len() {
+                    types.push(t);
+                }
+            }
+        }
+        types.resize(names.len(), Ty::Invalid);
+        for (n, t) in names.iter().zip(types) {
+            self.declare_var(n, t);
+        }
+    }
+
+    fn define(&mut self, s: &Stmt, names: &[Ident], values: &[Expr]) {
+        // names already declared in this block are assigned, not declared
+        let existing: Vec<Option<VarId>> = names
+            .iter()
+            .map(|n| {
+                if n.is_blank() || !self.in_current_scope(&n.name) {
+                    return None;
+                }
+                self.var_depth(&n.name).map(|(id, _)| id)
+            })
+            .collect();
+        let types: Vec<Ty> = if names.len() == 2 && values.len() == 1 && is_recv(&values[0]) {
+            let (v, ok) = self.comma_ok(&values[0]);
+            let mut vop = super::expr::Operand {
+                ty: v.clone(),
+                val: None,
+            };
+            if let Some(id) = existing[0] {
+                let vt = self.info.vars[id as usize].ty.clone();
+                self.convert(&values[0], &mut vop, &vt, "assignment");
+            }
+            if let Some(id) = existing[1] {
+                let vt = self.info.vars[id as usize].ty.clone();
+                if !matches!(vt, Ty::Bool | Ty::Invalid) {
+                    let msg = format!(
+                        "cannot use ok (type bool) as {} value in assignment",
+                        self.tyname(&vt)
+                    );
+                    self.error(names[1].span, msg);
+                }
+            }
+            vec![v, ok]
+        } else {
+            let mut types: Vec<Ty> = Vec::new();
+            for (i, v) in values.iter().enumerate() {
+                let t = match existing.get(i).copied().flatten() {
+                    Some(id) => {
+                        let vt = self.info.vars[id as usize].ty.clone();
+                        self.value_to(v, &vt, "assignment");
+                        vt
+                    }
+                    None => self.value_default(v, "assignment").ty,
+                };
+                types.push(t);
+            }
+            if values.len() != names.len() {
+                self.mismatch(s, names.len(), values.len());
+                types = vec![Ty::Invalid; names.len()];
+            }
+            types
+        };
+        let mut any_new = false;
+        for ((n, t), old) in names.iter().zip(types).zip(existing) {
+            if n.is_blank() {
+                continue;
+            }
+            match old {
+                Some(id) => {
+                    self.info.uses.insert(n.id, Res::Var(id));
+                }
+                None => {
+                    any_new = true;
+                    self.declare_var(n, t);
+                }
+            }
+        }
+        if !any_new {
+            self.error_help(
+                s.span,
+                "no new variables on left side of :=",
+                "use = to assign to existing variables",
+            );
+        }
+    }
+
+    fn assign(&mut self, s: &Stmt, lhs: &[Expr], op: Option<BinOp>, rhs: &[Expr]) {
+        if let Some(op) = op {
+            let (x, y) = (&lhs[0], &rhs[0]);
+            match self.target(x) {
+                Target::Blank => {
+                    self.error(x.span, "cannot use _ as value");
+                    self.value(y);
+                }
+                Target::Place(t) => {
+                    if t.is_invalid() {
+                        self.value(y);
+                        return;
+                    }
+                    let whole = Expr {
+                        id: u32::MAX,
+                        kind: ExprKind::Bad,
+                        span: s.span,
+                    };
+                    let r = self.binary_op(&whole, op, x, y);
+                    if !r.ty.is_invalid() && r.ty != t {
+                        self.error(
+                            s.span,
+                            format!(
+                                "cannot assign {} to {} (type {})",
+                                self.tyname(&r.ty),
+                                self.text(x.span),
+                                self.tyname(&t)
+                            ),
+                        );
+                    }
+                }
+            }
+            return;
+        }
+        if lhs.len() == 2 && rhs.len() == 1 && is_recv(&rhs[0]) {
+            let targets: Vec<Target> = lhs.iter().map(|l| self.target(l)).collect();
+            let (v, _) = self.comma_ok(&rhs[0]);
+            let mut vop = super::expr::Operand { ty: v, val: None };
+            if let Target::Place(t) = &targets[0] {
+                self.convert(&rhs[0], &mut vop, t, "assignment");
+            }
+            if let Target::Place(t) = &targets[1] {
+                if !matches!(t, Ty::Bool | Ty::Invalid) {
+                    self.error(
+                        lhs[1].span,
+                        format!(
+                            "cannot use ok (type bool) as {} value in assignment",
+                            self.tyname(t)
+                        ),
+                    );
+                }
+            }
+            return;
+        }
+        let targets: Vec<Target> = lhs.iter().map(|l| self.target(l)).collect();
+        if lhs.len() != rhs.len() {
+            self.mismatch(s, lhs.len(), rhs.len());
+            for r in rhs {
+                self.value(r);
+            }
+            return;
+        }
+        for (t, r) in targets.iter().zip(rhs) {
+            match t {
+                Target::Blank => {
+                    self.value_default(r, "assignment");
+                }
+                Target::Place(t) => {
+                    self.value_to(r, t, "assignment");
+                }
+            }
+        }
+    }
+
+    /// Checks an assignment target and returns its type.
+    fn target(&mut self, e: &Expr) -> Target {
+        let t = self.target_inner(e);
+        if let Target::Place(ty) = &t {
+            self.record(e, ty);
+        }
+        t
+    }
+
+    fn target_inner(&mut self, e: &Expr) -> Target {
+        match &e.kind {
+            ExprKind::Paren(inner) => self.target(inner),
+            ExprKind::Ident(name) if name == "_" => Target::Blank,
+            ExprKind::Ident(name) => {
+                if let Some((id, depth)) = self.var_depth(name) {
+                    self.info.uses.insert(e.id, Res::Var(id));
+                    if depth < self.go_depth() {
+                        self.error_help(
+                            e.span,
+                            format!("cannot assign to {name} in a go block: it is a captured copy, and tasks share nothing but channels"),
+                            format!("declare a new variable (`{name} := {name}`) inside the block, or send the value on a channel"),
+                        );
+                        return Target::Place(Ty::Invalid);
+                    }
+                    return Target::Place(self.info.vars[id as usize].ty.clone());
+                }
+                let what = match self.resolve(name) {
+                    Some((Res::Const(_), _)) => "constant",
+                    Some((Res::Func(_), _)) => "function",
+                    Some((Res::Builtin(_), _)) => "built-in function",
+                    _ => {
+                        self.expr(e);
+                        return Target::Place(Ty::Invalid);
+                    }
+                };
+                self.error(
+                    e.span,
+                    format!("cannot assign to {name} (it is a {what}, not a variable)"),
+                );
+                Target::Place(Ty::Invalid)
+            }
+            ExprKind::Index(x, i) => {
+                let xt = match self.target(x) {
+                    Target::Blank => {
+                        self.error(x.span, "cannot use _ as value");
+                        Ty::Invalid
+                    }
+                    Target::Place(t) => t,
+                };
+                self.value_to(i, &Ty::Int, "index");
+                match xt {
+                    Ty::List(elem) => Target::Place((*elem).clone()),
+                    Ty::Invalid => Target::Place(Ty::Invalid),
+                    Ty::Str => {
+                        self.error(
+                            e.span,
+                            format!(
+                                "cannot assign to {} (strings are immutable)",
+                                self.text(e.span)
+                            ),
+                        );
+                        Target::Place(Ty::Invalid)
+                    }
+                    t => {
+                        self.error(
+                            x.span,
+                            format!(
+                                "invalid operation: cannot index {} (type {})",
+                                self.text(x.span),
+                                self.tyname(&t)
+                            ),
+                        );
+                        Target::Place(Ty::Invalid)
+                    }
+                }
+            }
+            ExprKind::Field(x, name) => {
+                let xt = match self.target(x) {
+                    Target::Blank => {
+                        self.error(x.span, "cannot use _ as value");
+                        Ty::Invalid
+                    }
+                    Target::Place(t) => t,
+                };
+                match xt {
+                    Ty::Struct(id) => {
+                        let s = &self.info.structs[id as usize];
+                        match s.fields.iter().find(|(n, _)| *n == name.name) {
+                            Some((_, t)) => Target::Place(t.clone()),
+                            None => {
+                                let sname = s.name.clone();
+                                self.error(
+                                    name.span,
+                                    format!(
+                                        "{}.{} undefined (type {sname} has no field {})",
+                                        self.text(x.span),
+                                        name.name,
+                                        name.name
+                                    ),
+                                );
+                                Target::Place(Ty::Invalid)
+                            }
+                        }
+                    }
+                    Ty::Invalid => Target::Place(Ty::Invalid),
+                    t => {
+                        self.error(
+                            name.span,
+                            format!(
+                                "{}.{} undefined (type {} has no fields)",
+                                self.text(x.span),
+                                name.name,
+                                self.tyname(&t)
+                            ),
+                        );
+                        Target::Place(Ty::Invalid)
+                    }
+                }
+            }
+            _ => {
+                let op = self.expr(e);
+                if !op.ty.is_invalid() {
+                    self.error(
+                        e.span,
+                        format!(
+                            "cannot assign to {} (neither a variable nor an element)",
+                            self.text(e.span)
+                        ),
+                    );
+                }
+                Target::Place(Ty::Invalid)
+            }
+        }
+    }
+
+    fn expr_stmt(&mut self, e: &Expr) {
+        let inner = strip_parens(e);
+        let op = self.expr(e);
+        let ok = match &inner.kind {
+            ExprKind::Call { func, .. } => match self.info.uses.get(&func.id) {
+                Some(Res::Builtin(b)) => b.may_be_statement(),
+                _ => true,
+            },
+            ExprKind::Unary(UnOp::Recv, _) => true,
+            _ => false,
+        };
+        if !ok && !op.ty.is_invalid() {
+            self.error(
+                e.span,
+                format!(
+                    "{} (value of type {}) is not used",
+                    self.text(e.span),
+                    self.tyname(&op.ty)
+                ),
+            );
+        }
+    }
+
+    fn send(&mut self, chan: &Expr, value: &Expr) {
+        let c = self.value(chan);
+        match &c.ty {
+            Ty::Chan(elem) => {
+                let elem = (**elem).clone();
+                self.value_to(value, &elem, "send");
+            }
+            Ty::Invalid => {
+                self.value(value);
+            }
+            t => {
+                self.error(
+                    chan.span,
+                    format!(
+                        "invalid operation: cannot send to non-channel {} (type {})",
+                        self.text(chan.span),
+                        self.tyname(t)
+                    ),
+                );
+                self.value(value);
+            }
+        }
+    }
+
+    fn return_stmt(&mut self, s: &Stmt, value: Option<&Expr>) {
+        match (self.result.clone(), value) {
+            (Some(t), Some(v)) => {
+                self.value_to(v, &t, "return statement");
+            }
+            (Some(t), None) => {
+                let tn = self.tyname(&t);
+                self.error(s.span, format!("not enough return values (want {tn})"));
+            }
+            (None, Some(v)) => {
+                self.value(v);
+                if self.in_go {
+                    self.error_help(
+                        v.span,
+                        "too many return values",
+                        "return in a go block ends its task and returns nothing",
+                    );
+                } else {
+                    self.error(
+                        v.span,
+                        "too many return values (the function has no result)",
+                    );
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    fn break_stmt(&mut self, s: &Stmt, label: Option<&Ident>) {
+        match label {
+            None => {
+                if self.breakables.is_empty() {
+                    self.error(s.span, "break is not in a loop, switch, or select");
+                }
+            }
+            Some(l) => {
+                if !self
+                    .breakables
+                    .iter()
+                    .any(|b| b.label.as_deref() == Some(&l.name))
+                {
+                    self.bad_label(l, "break");
+                }
+            }
+        }
+    }
+
+    fn continue_stmt(&mut self, s: &Stmt, label: Option<&Ident>) {
+        match label {
+            None => {
+                if !self.breakables.iter().any(|b| b.kind == BreakKind::Loop) {
+                    self.error(s.span, "continue is not in a loop");
+                }
+            }
+            Some(l) => match self
+                .breakables
+                .iter()
+                .find(|b| b.label.as_deref() == Some(&l.name))
+            {
+                Some(b) if b.kind == BreakKind::Loop => {}
+                Some(_) => self.error(l.span, format!("invalid continue label {}", l.name)),
+                None => self.bad_label(l, "continue"),
+            },
+        }
+    }
+
+    fn bad_label(&mut self, l: &Ident, what: &str) {
+        if self.labels.contains(&l.name) {
+            self.error(l.span, format!("invalid {what} label {}", l.name));
+        } else {
+            self.error(l.span, format!("{what} label not defined: {}", l.name));
+        }
+    }
+
+    fn for_range(
+        &mut self,
+        key: Option<&Ident>,
+        value: Option<&Ident>,
+        expr: &Expr,
+        body: &Block,
+        label: Option<&str>,
+    ) {
+        let mut op = self.value(expr);
+        if op.ty == Ty::UntypedInt {
+            self.convert(expr, &mut op, &Ty::Int, "range");
+        }
+        let (kt, vt) = match &op.ty {
+            Ty::Int => (Ty::Int, None),
+            Ty::List(elem) => (Ty::Int, Some((**elem).clone())),
+            Ty::Chan(elem) => ((**elem).clone(), None),
+            Ty::Invalid => (Ty::Invalid, Some(Ty::Invalid)),
+            t => {
+                self.error(
+                    expr.span,
+                    format!(
+                        "cannot range over {} (type {})",
+                        self.text(expr.span),
+                        self.tyname(t)
+                    ),
+                );
+                (Ty::Invalid, Some(Ty::Invalid))
+            }
+        };
+        self.push_scope();
+        if let Some(k) = key {
+            self.declare_var(k, kt);
+        }
+        if let Some(v) = value {
+            match vt {
+                Some(t) => {
+                    self.declare_var(v, t);
+                }
+                None => {
+                    self.error(
+                        v.span,
+                        format!(
+                            "range over {} permits only one iteration variable",
+                            self.text(expr.span)
+                        ),
+                    );
+                    self.declare_var(v, Ty::Invalid);
+                }
+            }
+        }
+        self.with_breakable(BreakKind::Loop, label, |c| c.block(body));
+        self.pop_scope();
+    }
+
+    fn switch(
+        &mut self,
+        init: Option<&Stmt>,
+        tag: Option<&Expr>,
+        cases: &[CaseClause],
+        label: Option<&str>,
+    ) {
+        self.push_scope();
+        if let Some(i) = init {
+            self.stmt(i, None);
+        }
+        let tag_ty = match tag {
+            Some(t) => {
+                let op = self.value_default(t, "switch expression");
+                if !comparable(&op.ty, &self.info.structs) {
+                    self.error(
+                        t.span,
+                        format!(
+                            "cannot switch on {} (type {} is not comparable)",
+                            self.text(t.span),
+                            self.tyname(&op.ty)
+                        ),
+                    );
+                    Ty::Invalid
+                } else {
+                    op.ty
+                }
+            }
+            None => Ty::Bool,
+        };
+        let mut seen_default = false;
+        self.with_breakable(BreakKind::Switch, label, |c| {
+            for case in cases {
+                if case.is_default {
+                    if seen_default {
+                        c.error(case.span, "multiple defaults in switch");
+                    }
+                    seen_default = true;
+                }
+                for e in &case.exprs {
+                    let mut op = c.value(e);
+                    if op.ty.is_invalid() || tag_ty.is_invalid() {
+                        continue;
+                    }
+                    let fits = op.ty == tag_ty
+                        || matches!(
+                            (&op.ty, &tag_ty),
+                            (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
+                                | (Ty::UntypedBool, Ty::Bool)
+                                | (Ty::UntypedStr, Ty::Str)
+                                | (Ty::UntypedNil, Ty::Chan(_))
+                        );
+                    if !fits {
+                        let on = match tag {
+                            Some(t) => format!(" on {}", c.text(t.span)),
+                            None => String::new(),
+                        };
+                        c.error(
+                            e.span,
+                            format!(
+                                "invalid case {} in switch{on} (mismatched types {} and {})",
+                                c.text(e.span),
+                                c.tyname(&op.ty),
+                                c.tyname(&tag_ty)
+                            ),
+                        );
+                        continue;
+                    }
+                    c.convert(e, &mut op, &tag_ty, "switch case");
+                }
+                c.push_scope();
+                c.stmts(&case.body);
+                c.pop_scope();
+            }
+        });
+        self.pop_scope();
+    }
+
+    fn select(&mut self, cases: &[SelectCase], label: Option<&str>) {
+        let mut seen_default = false;
+        self.with_breakable(BreakKind::Select, label, |c| {
+            for case in cases {
+                c.push_scope();
+                match &case.comm {
+                    Comm::Default => {
+                        if seen_default {
+                            c.error(case.span, "multiple defaults in select");
+                        }
+                        seen_default = true;
+                    }
+                    Comm::Send { chan, value } => c.send(chan, value),
+                    Comm::Recv { lhs, chan } => {
+                        let op = c.value(chan);
+                        let elem = match &op.ty {
+                            Ty::Chan(e) => (**e).clone(),
+                            Ty::Invalid => Ty::Invalid,
+                            t => {
+                                c.error(chan.span, format!("invalid operation: cannot receive from non-channel {} (type {})", c.text(chan.span), c.tyname(t)));
+                                Ty::Invalid
+                            }
+                        };
+                        match lhs {
+                            RecvLhs::None => {}
+                            RecvLhs::Define(names) => {
+                                let types = [elem.clone(), Ty::Bool];
+                                for (n, t) in names.iter().zip(types) {
+                                    c.declare_var(n, t);
+                                }
+                            }
+                            RecvLhs::Assign(targets) => {
+                                let types = [elem.clone(), Ty::Bool];
+                                for (x, want) in targets.iter().zip(types) {
+                                    if let Target::Place(t) = c.target(x) {
+                                        if !t.is_invalid() && !want.is_invalid() && t != want {
+                                            c.error(x.span, format!("cannot use value of type {} as {} value in assignment", c.tyname(&want), c.tyname(&t)));
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                c.stmts(&case.body);
+                c.pop_scope();
+            }
+        });
+    }
+}

@@ -1,0 +1,503 @@
+//! The lexer: source text to tokens, with Go's semicolon insertion.
+//!
+//! Invariants: never panics on any input; every token has a span into the
+//! source; a `Semi` token is inserted at a newline (or at end of file) after
+//! an identifier, a literal, `)`, `]`, `}`, `++`, `--`, `break`, `continue`,
+//! `return`, `true`, `false` or `nil` (spec section 1, after Go's rule).
+//! Inserted semicolons have an empty span at the newline and the text "\n".
+
+use crate::diag::{Diagnostics, Span};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tok {
+    Ident,
+    Int,
+    Float,
+    Str,
+    // keywords
+    Func,
+    Go,
+    Chan,
+    Select,
+    Switch,
+    Case,
+    Default,
+    For,
+    Range,
+    If,
+    Else,
+    Break,
+    Continue,
+    Return,
+    Var,
+    Const,
+    Type,
+    Struct,
+    True,
+    False,
+    Nil,
+    // punctuation
+    LParen,
+    RParen,
+    LBrack,
+    RBrack,
+    LBrace,
+    RBrace,
+    Comma,
+    Semi,
+    Colon,
+    Dot,
+    Ellipsis,
+    Define,
+    Assign,
+    Arrow,
+    Inc,
+    Dec,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Amp,
+    Pipe,
+    Caret,
+    Shl,
+    Shr,
+    AndAnd,
+    OrOr,
+    Not,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    PlusAssign,
+    MinusAssign,
+    StarAssign,
+    SlashAssign,
+    PercentAssign,
+    Eof,
+}
+
+impl Tok {
+    /// How the token reads in an error message.
+    pub fn describe(self) -> &'static str {
+        use Tok::*;
+        match self {
+            Ident => "name",
+            Int | Float => "number",
+            Str => "string",
+            Func => "func",
+            Go => "go",
+            Chan => "chan",
+            Select => "select",
+            Switch => "switch",
+            Case => "case",
+            Default => "default",
+            For => "for",
+            Range => "range",
+            If => "if",
+            Else => "else",
+            Break => "break",
+            Continue => "continue",
+            Return => "return",
+            Var => "var",
+            Const => "const",
+            Type => "type",
+            Struct => "struct",
+            True => "true",
+            False => "false",
+            Nil => "nil",
+            LParen => "(",
+            RParen => ")",
+            LBrack => "[",
+            RBrack => "]",
+            LBrace => "{",
+            RBrace => "}",
+            Comma => ",",
+            Semi => ";",
+            Colon => ":",
+            Dot => ".",
+            Ellipsis => "...",
+            Define => ":=",
+            Assign => "=",
+            Arrow => "<-",
+            Inc => "++",
+            Dec => "--",
+            Plus => "+",
+            Minus => "-",
+            Star => "*",
+            Slash => "/",
+            Percent => "%",
+            Amp => "&",
+            Pipe => "|",
+            Caret => "^",
+            Shl => "<<",
+            Shr => ">>",
+            AndAnd => "&&",
+            OrOr => "||",
+            Not => "!",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            PlusAssign => "+=",
+            MinusAssign => "-=",
+            StarAssign => "*=",
+            SlashAssign => "/=",
+            PercentAssign => "%=",
+            Eof => "end of file",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    pub tok: Tok,
+    pub span: Span,
+}
+
+fn keyword(s: &str) -> Option<Tok> {
+    use Tok::*;
+    Some(match s {
+        "func" => Func,
+        "go" => Go,
+        "chan" => Chan,
+        "select" => Select,
+        "switch" => Switch,
+        "case" => Case,
+        "default" => Default,
+        "for" => For,
+        "range" => Range,
+        "if" => If,
+        "else" => Else,
+        "break" => Break,
+        "continue" => Continue,
+        "return" => Return,
+        "var" => Var,
+        "const" => Const,
+        "type" => Type,
+        "struct" => Struct,
+        "true" => True,
+        "false" => False,
+        "nil" => Nil,
+        _ => return None,
+    })
+}
+
+fn ends_statement(t: Tok) -> bool {
+    use Tok::*;
+    matches!(
+        t,
+        Ident
+            | Int
+            | Float
+            | Str
+            | RParen
+            | RBrack
+            | RBrace
+            | Inc
+            | Dec
+            | Break
+            | Continue
+            | Return
+            | True
+            | False
+            | Nil
+    )
+}
+
+/// Splits `src` into tokens, ending with `Eof`. Errors go to `diags`; the
+/// offending characters are skipped.
+pub fn lex(src: &str, diags: &mut Diagnostics) -> Vec<Token> {
+    let b = src.as_bytes();
+    let mut out: Vec<Token> = Vec::with_capacity(src.len() / 3 + 1);
+    let mut i = 0;
+    let semi_here = |out: &mut Vec<Token>, at: usize| {
+        if out.last().is_some_and(|t| ends_statement(t.tok)) {
+            out.push(Token {
+                tok: Tok::Semi,
+                span: Span::new(at, at),
+            });
+        }
+    };
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        match c {
+            b'\n' => {
+                semi_here(&mut out, i);
+                i += 1;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let body_start = i + 2;
+                match src[body_start..].find("*/") {
+                    Some(k) => {
+                        let end = body_start + k + 2;
+                        if src[start..end].contains('\n') {
+                            semi_here(&mut out, start);
+                        }
+                        i = end;
+                    }
+                    None => {
+                        diags.error(Span::new(start, start + 2), "comment not terminated");
+                        i = b.len();
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let tok = if c.is_ascii_alphabetic() || c == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            keyword(&src[start..i]).unwrap_or(Tok::Ident)
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            lex_number(src, &mut i, diags)
+        } else if c == b'"' {
+            lex_string(src, &mut i, diags);
+            Tok::Str
+        } else if let Some((t, n)) = punct(&b[i..]) {
+            i += n;
+            t
+        } else {
+            let ch = src[i..].chars().next().unwrap_or('?');
+            i += ch.len_utf8();
+            diags.error(
+                Span::new(start, i),
+                format!("invalid character {ch:?} in source"),
+            );
+            continue;
+        };
+        out.push(Token {
+            tok,
+            span: Span::new(start, i),
+        });
+    }
+    // End of file reads best at the end of the last line with text.
+    let end = src.trim_end().len();
+    semi_here(&mut out, end);
+    out.push(Token {
+        tok: Tok::Eof,
+        span: Span::new(end, end),
+    });
+    out
+}
+
+fn punct(b: &[u8]) -> Option<(Tok, usize)> {
+    use Tok::*;
+    let two = |x: u8| b.get(1) == Some(&x);
+    Some(match b[0] {
+        b'(' => (LParen, 1),
+        b')' => (RParen, 1),
+        b'[' => (LBrack, 1),
+        b']' => (RBrack, 1),
+        b'{' => (LBrace, 1),
+        b'}' => (RBrace, 1),
+        b',' => (Comma, 1),
+        b';' => (Semi, 1),
+        b'.' if b.get(1) == Some(&b'.') && b.get(2) == Some(&b'.') => (Ellipsis, 3),
+        b'.' => (Dot, 1),
+        b':' if two(b'=') => (Define, 2),
+        b':' => (Colon, 1),
+        b'=' if two(b'=') => (Eq, 2),
+        b'=' => (Assign, 1),
+        b'<' if two(b'-') => (Arrow, 2),
+        b'<' if two(b'<') => (Shl, 2),
+        b'<' if two(b'=') => (Le, 2),
+        b'<' => (Lt, 1),
+        b'>' if two(b'>') => (Shr, 2),
+        b'>' if two(b'=') => (Ge, 2),
+        b'>' => (Gt, 1),
+        b'+' if two(b'+') => (Inc, 2),
+        b'+' if two(b'=') => (PlusAssign, 2),
+        b'+' => (Plus, 1),
+        b'-' if two(b'-') => (Dec, 2),
+        b'-' if two(b'=') => (MinusAssign, 2),
+        b'-' => (Minus, 1),
+        b'*' if two(b'=') => (StarAssign, 2),
+        b'*' => (Star, 1),
+        b'/' if two(b'=') => (SlashAssign, 2),
+        b'/' => (Slash, 1),
+        b'%' if two(b'=') => (PercentAssign, 2),
+        b'%' => (Percent, 1),
+        b'&' if two(b'&') => (AndAnd, 2),
+        b'&' => (Amp, 1),
+        b'|' if two(b'|') => (OrOr, 2),
+        b'|' => (Pipe, 1),
+        b'^' => (Caret, 1),
+        b'!' if two(b'=') => (Ne, 2),
+        b'!' => (Not, 1),
+        _ => return None,
+    })
+}
+
+fn lex_number(src: &str, i: &mut usize, diags: &mut Diagnostics) -> Tok {
+    let b = src.as_bytes();
+    let start = *i;
+    let digits = |i: &mut usize, hex: bool| {
+        while *i < b.len()
+            && (b[*i].is_ascii_digit() || b[*i] == b'_' || (hex && b[*i].is_ascii_hexdigit()))
+        {
+            *i += 1;
+        }
+    };
+    if b[*i] == b'0' && matches!(b.get(*i + 1), Some(b'x' | b'X')) {
+        *i += 2;
+        digits(i, true);
+        let text = &src[start..*i];
+        if text.len() == 2 {
+            diags.error(Span::new(start, *i), "hexadecimal literal has no digits");
+        }
+        return Tok::Int;
+    }
+    let mut tok = Tok::Int;
+    digits(i, false);
+    if *i < b.len() && b[*i] == b'.' && b.get(*i + 1) != Some(&b'.') {
+        tok = Tok::Float;
+        *i += 1;
+        digits(i, false);
+    }
+    if *i < b.len() && matches!(b[*i], b'e' | b'E') {
+        let save = *i;
+        *i += 1;
+        if *i < b.len() && matches!(b[*i], b'+' | b'-') {
+            *i += 1;
+        }
+        if *i < b.len() && b[*i].is_ascii_digit() {
+            digits(i, false);
+            tok = Tok::Float;
+        } else {
+            *i = save;
+            diags.error(Span::new(start, save + 1), "exponent has no digits");
+            *i = save + 1;
+        }
+    }
+    if *i < b.len() && (b[*i].is_ascii_alphabetic() || b[*i] == b'_') {
+        let bad = *i;
+        while *i < b.len() && (b[*i].is_ascii_alphanumeric() || b[*i] == b'_') {
+            *i += 1;
+        }
+        diags.error(
+            Span::new(bad, *i),
+            format!("invalid suffix {:?} on number", &src[bad..*i]),
+        );
+    }
+    tok
+}
+
+fn lex_string(src: &str, i: &mut usize, diags: &mut Diagnostics) {
+    let b = src.as_bytes();
+    let start = *i;
+    *i += 1;
+    while *i < b.len() {
+        match b[*i] {
+            b'"' => {
+                *i += 1;
+                return;
+            }
+            b'\n' => break,
+            b'\\' => {
+                let at = *i;
+                *i += 1;
+                match b.get(*i) {
+                    Some(b'n' | b't' | b'r' | b'\\' | b'"' | b'0') => *i += 1,
+                    Some(b'\n') | None => {}
+                    Some(_) => {
+                        let ch = src[*i..].chars().next().unwrap_or('?');
+                        *i += ch.len_utf8();
+                        diags.error_help(
+                            Span::new(at, *i),
+                            "unknown escape sequence",
+                            "escapes are \\n \\t \\r \\\\ \\\" \\0",
+                        );
+                    }
+                }
+            }
+            _ => *i += 1,
+        }
+    }
+    diags.error(Span::new(start, start + 1), "string literal not terminated");
+}
+
+/// The value of a string literal token (quotes included in `text`).
+/// Unknown escapes were already reported; they decode as themselves.
+pub fn unquote(text: &str) -> String {
+    let inner = text.strip_prefix('"').unwrap_or(text);
+    let inner = inner.strip_suffix('"').unwrap_or(inner);
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some(o) => out.push(o),
+            None => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(src: &str) -> Vec<Tok> {
+        let mut d = Diagnostics::new("t");
+        let t = lex(src, &mut d).into_iter().map(|t| t.tok).collect();
+        assert!(d.is_empty(), "{d:?}");
+        t
+    }
+
+    #[test]
+    fn semicolons_are_inserted_as_in_go() {
+        use Tok::*;
+        assert_eq!(toks("x++\ny"), vec![Ident, Inc, Semi, Ident, Semi, Eof]);
+        assert_eq!(toks("a +\nb"), vec![Ident, Plus, Ident, Semi, Eof]);
+        assert_eq!(toks("return\n"), vec![Return, Semi, Eof]);
+        assert_eq!(toks("f(\n)"), vec![Ident, LParen, RParen, Semi, Eof]);
+    }
+
+    #[test]
+    fn numbers() {
+        use Tok::*;
+        assert_eq!(
+            toks("42 0x2A 1_000 1.0 .5 1e-3 2.5E+4"),
+            vec![Int, Int, Int, Float, Float, Float, Float, Semi, Eof]
+        );
+    }
+
+    #[test]
+    fn strings_unquote() {
+        assert_eq!(unquote(r#""a\tb\n\"\\\0""#), "a\tb\n\"\\\0");
+    }
+
+    #[test]
+    fn bad_input_does_not_panic() {
+        let mut d = Diagnostics::new("t");
+        lex("\"abc\n 1e @ 0x é /*", &mut d);
+        assert_eq!(d.len(), 6);
+    }
+}

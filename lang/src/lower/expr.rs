@@ -1,0 +1,449 @@
+//! Lowering of expressions into ops writing temporaries (or a destination).
+//!
+//! `expr(e, dest)` returns the variable that holds `e`'s value: a plain
+//! variable reference returns the variable itself (no copy) unless a
+//! destination is given. Constant expressions become one `const` op of the
+//! expression's final type; `nil` a `zero` op; `&&` and `||` an `if`.
+
+use super::{Lowerer, Op};
+use crate::ast::*;
+use crate::check::{Builtin, Res};
+use crate::types::{ConstVal, Ty};
+
+fn binop_name(op: BinOp) -> &'static str {
+    use BinOp::*;
+    match op {
+        Add => "add",
+        Sub => "sub",
+        Mul => "mul",
+        Div => "div",
+        Rem => "mod",
+        And => "and",
+        Or => "or",
+        Xor => "xor",
+        Shl => "shl",
+        Shr => "shr",
+        Eq => "eq",
+        Ne => "ne",
+        Lt => "lt",
+        Le => "le",
+        Gt => "gt",
+        Ge => "ge",
+        LogAnd | LogOr => "if",
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Paren(i) => strip(i),
+        _ => e,
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    pub(crate) fn expr(&mut self, e: &Expr, dest: Option<&str>) -> String {
+        let ty = self.info.ty(e).clone();
+        if let Some(v) = self.info.consts.get(&e.id) {
+            return self.constant(v, &ty, e, dest);
+        }
+        match &e.kind {
+            ExprKind::Paren(inner) => {
+                if matches!(strip(inner).kind, ExprKind::Nil) {
+                    return self.zero(&ty, e, dest);
+                }
+                self.expr(inner, dest)
+            }
+            ExprKind::Nil => self.zero(&ty, e, dest),
+            ExprKind::Ident(_) => match self.info.uses.get(&e.id) {
+                Some(Res::Var(id)) => {
+                    let name = self.var_name(*id);
+                    self.copy_to(name, e, dest)
+                }
+                _ => self.zero(&ty, e, dest),
+            },
+            ExprKind::Unary(op, x) => self.unary(e, &ty, *op, x, dest),
+            ExprKind::Binary(BinOp::LogAnd, x, y) => self.logic(e, true, x, y, dest),
+            ExprKind::Binary(BinOp::LogOr, x, y) => self.logic(e, false, x, y, dest),
+            ExprKind::Binary(op, x, y) => {
+                let xv = self.expr(x, None);
+                let yv = self.expr(y, None);
+                let out = self.out(&ty, dest);
+                self.emit(
+                    Op::new(binop_name(*op), e.span)
+                        .input("X", xv)
+                        .input("Y", yv)
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+            ExprKind::Call { func, args, spread } => self.call(e, &ty, func, args, *spread, dest),
+            ExprKind::Index(x, i) => {
+                let xv = self.expr(x, None);
+                let iv = self.expr(i, None);
+                let out = self.out(&ty, dest);
+                self.emit(
+                    Op::new("index", e.span)
+                        .input("X", xv)
+                        .input("Index", iv)
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+            ExprKind::Slice { x, lo, hi } => {
+                let xv = self.expr(x, None);
+                let mut op = Op::new("slice", e.span).input("X", xv);
+                if let Some(lo) = lo {
+                    let v = self.expr(lo, None);
+                    op = op.input("Lo", v);
+                }
+                if let Some(hi) = hi {
+                    let v = self.expr(hi, None);
+                    op = op.input("Hi", v);
+                }
+                let out = self.out(&ty, dest);
+                self.emit(op.output("Out", out.clone()));
+                out
+            }
+            ExprKind::Field(x, name) => {
+                let xv = self.expr(x, None);
+                let out = self.out(&ty, dest);
+                self.emit(
+                    Op::new("field", e.span)
+                        .input("X", xv)
+                        .output("Out", out.clone())
+                        .attr("name", name.name.as_str()),
+                );
+                out
+            }
+            ExprKind::StructLit { elems, .. }
+            | ExprKind::ListLit { elems, .. }
+            | ExprKind::Elided(elems) => self.composite(e, &ty, elems, dest),
+            ExprKind::Bad
+            | ExprKind::Type(_)
+            | ExprKind::Int(_)
+            | ExprKind::BigInt
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bool(_) => self.zero(&ty, e, dest),
+        }
+    }
+
+    /// `name`, or a copy of it into `dest`.
+    fn copy_to(&mut self, name: String, e: &Expr, dest: Option<&str>) -> String {
+        match dest {
+            Some(d) if d != name => {
+                self.emit(Op::new("copy", e.span).input("X", name).output("Out", d));
+                d.to_string()
+            }
+            _ => name,
+        }
+    }
+
+    pub(crate) fn zero(&mut self, ty: &Ty, e: &Expr, dest: Option<&str>) -> String {
+        let out = self.out(ty, dest);
+        self.emit(Op::new("zero", e.span).output("Out", out.clone()));
+        out
+    }
+
+    pub(crate) fn constant(
+        &mut self,
+        v: &ConstVal,
+        ty: &Ty,
+        e: &Expr,
+        dest: Option<&str>,
+    ) -> String {
+        let ty = ty.default_type();
+        let out = self.out(&ty, dest);
+        let op = Op::new("const", e.span).output("Out", out.clone());
+        let op = match (v, &ty) {
+            (ConstVal::Int(i), Ty::Float) => op.attr("value", *i as f64),
+            (ConstVal::Int(i), _) => op.attr("value", *i as i64),
+            (ConstVal::Float(f), Ty::Int) => op.attr("value", *f as i64),
+            (ConstVal::Float(f), _) => op.attr("value", *f),
+            (ConstVal::Bool(b), _) => op.attr("value", *b),
+            (ConstVal::Str(s), _) => op.attr("value", s.to_string()),
+        };
+        self.emit(op);
+        out
+    }
+
+    /// An int or float constant 1 (for `++`, `--`) or -1 (for `^x`).
+    pub(crate) fn small_const(&mut self, v: i64, ty: &Ty, e: &Expr) -> String {
+        let c = if *ty == Ty::Float {
+            ConstVal::Float(v as f64)
+        } else {
+            ConstVal::Int(v as i128)
+        };
+        self.constant(&c, ty, e, None)
+    }
+
+    fn unary(&mut self, e: &Expr, ty: &Ty, op: UnOp, x: &Expr, dest: Option<&str>) -> String {
+        match op {
+            UnOp::Pos => self.expr(x, dest),
+            UnOp::Neg | UnOp::Not => {
+                let xv = self.expr(x, None);
+                let out = self.out(ty, dest);
+                let name = if op == UnOp::Neg { "neg" } else { "not" };
+                self.emit(
+                    Op::new(name, e.span)
+                        .input("X", xv)
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+            UnOp::BitNot => {
+                let xv = self.expr(x, None);
+                let m = self.small_const(-1, &Ty::Int, e);
+                let out = self.out(ty, dest);
+                self.emit(
+                    Op::new("xor", e.span)
+                        .input("X", xv)
+                        .input("Y", m)
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+            UnOp::Recv => {
+                let cv = self.expr(x, None);
+                let out = self.out(ty, dest);
+                self.emit(
+                    Op::new("recv", e.span)
+                        .input("Chan", cv)
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+        }
+    }
+
+    /// `x && y` / `x || y`: r = x; if r { r = y } (or the else branch for ||).
+    fn logic(&mut self, e: &Expr, and: bool, x: &Expr, y: &Expr, dest: Option<&str>) -> String {
+        let r = self.temp(&Ty::Bool);
+        self.expr(x, Some(&r));
+        let rhs = self.new_block();
+        self.in_block(rhs, |l| {
+            l.expr(y, Some(&r));
+        });
+        let op = Op::new("if", e.span).input("Cond", r.clone());
+        let op = if and {
+            op.attr("then_block", rhs)
+        } else {
+            let empty = self.new_block();
+            op.attr("then_block", empty).attr("else_block", rhs)
+        };
+        self.emit(op);
+        self.copy_to(r, e, dest)
+    }
+
+    fn composite(&mut self, e: &Expr, ty: &Ty, elems: &[Element], dest: Option<&str>) -> String {
+        let vals: Vec<String> = elems.iter().map(|el| self.expr(&el.value, None)).collect();
+        match ty {
+            Ty::Struct(id) => {
+                let fields = self.info.structs[*id as usize].fields.clone();
+                let keyed = elems.first().is_some_and(|el| el.key.is_some());
+                let mut args = Vec::new();
+                for (i, (fname, fty)) in fields.iter().enumerate() {
+                    let given = if keyed {
+                        elems
+                            .iter()
+                            .position(|el| el.key.as_ref().is_some_and(|k| k.name == *fname))
+                    } else if i < vals.len() {
+                        Some(i)
+                    } else {
+                        None
+                    };
+                    match given {
+                        Some(j) => args.push(vals[j].clone()),
+                        None => args.push(self.zero(fty, e, None)),
+                    }
+                }
+                let out = self.out(ty, dest);
+                self.emit(
+                    Op::new("struct_new", e.span)
+                        .inputs("Fields", args)
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+            _ => {
+                let out = self.out(ty, dest);
+                self.emit(
+                    Op::new("list_new", e.span)
+                        .inputs("Elems", vals)
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+        }
+    }
+
+    fn call(
+        &mut self,
+        e: &Expr,
+        ty: &Ty,
+        func: &Expr,
+        args: &[Expr],
+        spread: bool,
+        dest: Option<&str>,
+    ) -> String {
+        match self.info.uses.get(&func.id).cloned() {
+            Some(Res::Func(id)) => {
+                let argv: Vec<String> = args.iter().map(|a| self.expr(a, None)).collect();
+                let name = self.info.funcs[id as usize].name.clone();
+                let mut op = Op::new("call", e.span)
+                    .inputs("Args", argv)
+                    .attr("func", name);
+                let out = if *ty == Ty::Void {
+                    String::new()
+                } else {
+                    let out = match dest {
+                        Some(d) => d.to_string(),
+                        None => self.temp(ty),
+                    };
+                    op = op.output("Out", out.clone());
+                    out
+                };
+                self.emit(op);
+                out
+            }
+            Some(Res::Builtin(b)) => self.builtin(e, ty, b, args, spread, dest),
+            _ => self.zero(ty, e, dest),
+        }
+    }
+
+    fn builtin(
+        &mut self,
+        e: &Expr,
+        ty: &Ty,
+        b: Builtin,
+        args: &[Expr],
+        spread: bool,
+        dest: Option<&str>,
+    ) -> String {
+        if b == Builtin::Make {
+            let mut op = Op::new("make_chan", e.span);
+            if let Some(n) = args.get(1) {
+                let v = self.expr(n, None);
+                op = op.input("Cap", v);
+            }
+            let out = self.out(ty, dest);
+            self.emit(op.output("Out", out.clone()));
+            return out;
+        }
+        if b == Builtin::Append && spread {
+            return self.append_spread(e, ty, &args[0], &args[1], dest);
+        }
+        let argv: Vec<String> = args.iter().map(|a| self.expr(a, None)).collect();
+        let (name, slots): (&'static str, &[&'static str]) = match b {
+            Builtin::Print => ("print", &["Args*"]),
+            Builtin::Len => ("len", &["X"]),
+            Builtin::Cap => ("cap", &["X"]),
+            Builtin::Append => ("append", &["X", "Elems*"]),
+            Builtin::Str => ("to_str", &["X"]),
+            Builtin::Int => ("to_int", &["X"]),
+            Builtin::Float => ("to_float", &["X"]),
+            Builtin::Panic => ("panic", &["Msg"]),
+            Builtin::Assert => ("assert", &["Cond", "Msg"]),
+            Builtin::Exit => ("exit", &["Code"]),
+            Builtin::Rand | Builtin::Perm => (b.name(), &["N"]),
+            Builtin::Close => ("close", &["Chan"]),
+            Builtin::After | Builtin::Sleep => (b.name(), &["Ms"]),
+            _ => (b.name(), &[]),
+        };
+        let mut op = Op::new(name, e.span);
+        if slots.is_empty() {
+            // tensor builtins: input slots from the op registry, in argument order
+            if let Some(spec) = weft_ir::registry::lookup(name) {
+                let mut rest = argv.into_iter();
+                for (i, s) in spec.inputs.iter().enumerate() {
+                    if i + 1 == spec.inputs.len()
+                        && matches!(s.arity, weft_ir::registry::Arity::Variadic)
+                    {
+                        op = op.inputs(s.name, rest.by_ref().collect());
+                    } else if let Some(v) = rest.next() {
+                        op = op.input(s.name, v);
+                    }
+                }
+            }
+        } else {
+            let mut rest = argv.into_iter();
+            for s in slots {
+                if let Some(base) = s.strip_suffix('*') {
+                    op = op.inputs(base, rest.by_ref().collect());
+                } else if let Some(v) = rest.next() {
+                    op = op.input(s, v);
+                }
+            }
+        }
+        if *ty == Ty::Void {
+            self.emit(op);
+            return String::new();
+        }
+        let out = self.out(ty, dest);
+        self.emit(op.output("Out", out.clone()));
+        out
+    }
+
+    /// `append(l, m...)`: r = l; for i := 0; i < len(m); i++ { r = append(r, m[i]) }.
+    fn append_spread(
+        &mut self,
+        e: &Expr,
+        ty: &Ty,
+        l: &Expr,
+        m: &Expr,
+        dest: Option<&str>,
+    ) -> String {
+        let elem = ty.elem().cloned().unwrap_or(Ty::Int);
+        let r = self.temp(ty);
+        self.expr(l, Some(&r));
+        let mv = self.expr(m, None);
+        let n = self.temp(&Ty::Int);
+        self.emit(
+            Op::new("len", e.span)
+                .input("X", mv.clone())
+                .output("Out", n.clone()),
+        );
+        let i = self.temp(&Ty::Int);
+        self.constant(&ConstVal::Int(0), &Ty::Int, e, Some(&i));
+        let c = self.temp(&Ty::Bool);
+        let cond = self.new_block();
+        self.in_block(cond, |l| {
+            l.emit(
+                Op::new("lt", e.span)
+                    .input("X", i.clone())
+                    .input("Y", n.clone())
+                    .output("Out", c.clone()),
+            );
+        });
+        let body = self.new_block();
+        self.in_block(body, |l| {
+            let x = l.temp(&elem);
+            l.emit(
+                Op::new("index", e.span)
+                    .input("X", mv.clone())
+                    .input("Index", i.clone())
+                    .output("Out", x.clone()),
+            );
+            l.emit(
+                Op::new("append", e.span)
+                    .input("X", r.clone())
+                    .inputs("Elems", vec![x])
+                    .output("Out", r.clone()),
+            );
+            let one = l.small_const(1, &Ty::Int, e);
+            l.emit(
+                Op::new("add", e.span)
+                    .input("X", i.clone())
+                    .input("Y", one)
+                    .output("Out", i.clone()),
+            );
+        });
+        self.emit(
+            Op::new("loop", e.span)
+                .input("Cond", c)
+                .attr("cond_block", cond)
+                .attr("body_block", body),
+        );
+        self.copy_to(r, e, dest)
+    }
+}

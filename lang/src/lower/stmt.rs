@@ -1,0 +1,724 @@
+//! Lowering of statements: assignments as read-modify-write through
+//! `set_index`/`set_field`, `for` and `for range` as `loop`, `switch` as a
+//! `region` holding an `if` chain, labelled `switch`/`select` inside a
+//! labelled `region`, `select` as the `select` op with one block per case,
+//! `go { }` as `go` with its captured variables.
+
+use weft_ir::builder::BlockId;
+
+use super::{Lowerer, Op};
+use crate::ast::*;
+use crate::check::Res;
+use crate::types::{ConstVal, Ty};
+
+/// An assignment target whose index operands are already evaluated.
+enum Place {
+    Blank,
+    Var(String),
+    Index(Box<Place>, String, Ty),
+    Field(Box<Place>, String, Ty),
+}
+
+fn is_recv(e: &Expr) -> bool {
+    crate::check::is_recv_expr(e)
+}
+
+fn recv_chan(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Paren(i) => recv_chan(i),
+        ExprKind::Unary(UnOp::Recv, c) => c,
+        _ => e,
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    pub(crate) fn stmts(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            self.stmt(s, None);
+        }
+    }
+
+    fn block_of(&mut self, stmts: &[Stmt]) -> BlockId {
+        let b = self.new_block();
+        self.in_block(b, |l| l.stmts(stmts));
+        b
+    }
+
+    fn stmt(&mut self, s: &Stmt, label: Option<&str>) {
+        let sp = s.span;
+        match &s.kind {
+            StmtKind::Empty | StmtKind::Const(_) => {}
+            StmtKind::Var { names, values, .. } => {
+                if values.is_empty() {
+                    for n in names {
+                        if let Some(v) = self.declare(n) {
+                            self.emit(Op::new("zero", sp).output("Out", v));
+                        }
+                    }
+                } else if names.len() == 2 && values.len() == 1 && is_recv(&values[0]) {
+                    let v = self.declare(&names[0]).unwrap_or_else(|| "_".into());
+                    let ok = self.declare(&names[1]).unwrap_or_else(|| "_".into());
+                    let c = self.expr(recv_chan(&values[0]), None);
+                    self.emit(
+                        Op::new("recv", values[0].span)
+                            .input("Chan", c)
+                            .output("Out", v)
+                            .output("Ok", ok),
+                    );
+                } else {
+                    let vals = self.values(values);
+                    for (n, v) in names.iter().zip(vals) {
+                        if let Some(d) = self.declare(n) {
+                            self.emit(Op::new("copy", sp).input("X", v).output("Out", d));
+                        }
+                    }
+                }
+            }
+            StmtKind::Define { names, values } => {
+                if names.len() == 2 && values.len() == 1 && is_recv(&values[0]) {
+                    let v = self.define_target(&names[0]);
+                    let ok = self.define_target(&names[1]);
+                    let c = self.expr(recv_chan(&values[0]), None);
+                    self.emit(
+                        Op::new("recv", values[0].span)
+                            .input("Chan", c)
+                            .output("Out", v)
+                            .output("Ok", ok),
+                    );
+                } else if names.len() == 1 {
+                    if names[0].is_blank() {
+                        self.expr(&values[0], None);
+                    } else {
+                        let d = self.define_target(&names[0]);
+                        self.expr(&values[0], Some(&d));
+                    }
+                } else {
+                    let vals = self.values(values);
+                    for (n, v) in names.iter().zip(vals) {
+                        if !n.is_blank() {
+                            let d = self.define_target(n);
+                            self.emit(Op::new("copy", sp).input("X", v).output("Out", d));
+                        }
+                    }
+                }
+            }
+            StmtKind::Assign {
+                lhs,
+                op: Some(op),
+                rhs,
+            } => {
+                let place = self.place(&lhs[0]);
+                let ty = self.info.ty(&lhs[0]).clone();
+                let cur = self.load(&place, sp);
+                let r = self.expr(&rhs[0], None);
+                let new = self.temp(&ty);
+                self.emit(
+                    Op::new(binop(*op), sp)
+                        .input("X", cur)
+                        .input("Y", r)
+                        .output("Out", new.clone()),
+                );
+                self.store(&place, new, sp);
+            }
+            StmtKind::Assign { lhs, op: None, rhs } => {
+                if lhs.len() == 2 && rhs.len() == 1 && is_recv(&rhs[0]) {
+                    let places: Vec<Place> = lhs.iter().map(|l| self.place(l)).collect();
+                    let vt = self.info.ty(&rhs[0]).clone();
+                    let v = self.temp(&vt);
+                    let ok = self.temp(&Ty::Bool);
+                    let c = self.expr(recv_chan(&rhs[0]), None);
+                    self.emit(
+                        Op::new("recv", rhs[0].span)
+                            .input("Chan", c)
+                            .output("Out", v.clone())
+                            .output("Ok", ok.clone()),
+                    );
+                    self.store(&places[0], v, sp);
+                    self.store(&places[1], ok, sp);
+                } else if lhs.len() == 1 {
+                    match self.place(&lhs[0]) {
+                        Place::Var(name) => {
+                            self.expr(&rhs[0], Some(&name));
+                        }
+                        Place::Blank => {
+                            self.expr(&rhs[0], None);
+                        }
+                        place => {
+                            let v = self.expr(&rhs[0], None);
+                            self.store(&place, v, sp);
+                        }
+                    }
+                } else {
+                    let places: Vec<Place> = lhs.iter().map(|l| self.place(l)).collect();
+                    let vals = self.values(rhs);
+                    for (p, v) in places.iter().zip(vals) {
+                        self.store(p, v, sp);
+                    }
+                }
+            }
+            StmtKind::IncDec { target, inc } => {
+                let place = self.place(target);
+                let ty = self.info.ty(target).clone();
+                let cur = self.load(&place, sp);
+                let one = self.small_const(1, &ty, target);
+                let new = self.temp(&ty);
+                let name = if *inc { "add" } else { "sub" };
+                self.emit(
+                    Op::new(name, sp)
+                        .input("X", cur)
+                        .input("Y", one)
+                        .output("Out", new.clone()),
+                );
+                self.store(&place, new, sp);
+            }
+            StmtKind::Expr(e) => self.expr_stmt(e),
+            StmtKind::Send { chan, value } => {
+                let c = self.expr(chan, None);
+                let v = self.expr(value, None);
+                self.emit(Op::new("send", sp).input("Chan", c).input("Value", v));
+            }
+            StmtKind::GoCall(call) => {
+                if let ExprKind::Call { func, args, .. } = &call.kind {
+                    let argv = self.values(args);
+                    let name = match self.info.uses.get(&func.id) {
+                        Some(Res::Func(id)) => self.info.funcs[*id as usize].name.clone(),
+                        _ => String::new(),
+                    };
+                    self.emit(
+                        Op::new("go_call", sp)
+                            .inputs("Args", argv)
+                            .attr("func", name),
+                    );
+                }
+            }
+            StmtKind::GoBlock(body) => {
+                let caps: Vec<String> = self
+                    .info
+                    .captures
+                    .get(&s.id)
+                    .map(|v| v.iter().map(|id| self.var_name(*id)).collect())
+                    .unwrap_or_default();
+                let b = self.block_of(&body.stmts);
+                self.emit(Op::new("go", sp).inputs("Captures", caps).attr("block", b));
+            }
+            StmtKind::Return(v) => {
+                let mut op = Op::new("return", sp);
+                if let Some(v) = v {
+                    let x = self.expr(v, None);
+                    op = op.input("Value", x);
+                }
+                self.emit(op);
+            }
+            StmtKind::Break(l) | StmtKind::Continue(l) => {
+                let name = if matches!(s.kind, StmtKind::Break(_)) {
+                    "break"
+                } else {
+                    "continue"
+                };
+                let mut op = Op::new(name, sp);
+                if let Some(l) = l {
+                    op = op.attr("label", l.name.as_str());
+                }
+                self.emit(op);
+            }
+            StmtKind::Block(b) => self.stmts(&b.stmts),
+            StmtKind::If {
+                init,
+                cond,
+                then,
+                els,
+            } => {
+                if let Some(i) = init {
+                    self.stmt(i, None);
+                }
+                let c = self.expr(cond, None);
+                let tb = self.block_of(&then.stmts);
+                let mut op = Op::new("if", sp).input("Cond", c).attr("then_block", tb);
+                if let Some(e) = els {
+                    let eb = self.new_block();
+                    self.in_block(eb, |l| l.stmt(e, None));
+                    op = op.attr("else_block", eb);
+                }
+                self.emit(op);
+            }
+            StmtKind::For {
+                init,
+                cond,
+                post,
+                body,
+            } => {
+                if let Some(i) = init {
+                    self.stmt(i, None);
+                }
+                let mut op = Op::new("loop", sp);
+                if let Some(c) = cond {
+                    let cv = self.temp(&Ty::Bool);
+                    let cb = self.new_block();
+                    self.in_block(cb, |l| {
+                        l.expr(c, Some(&cv));
+                    });
+                    op = op.input("Cond", cv).attr("cond_block", cb);
+                }
+                let bb = self.block_of(&body.stmts);
+                op = op.attr("body_block", bb);
+                if let Some(p) = post {
+                    let pb = self.new_block();
+                    self.in_block(pb, |l| l.stmt(p, None));
+                    op = op.attr("post_block", pb);
+                }
+                if let Some(l) = label {
+                    op = op.attr("label", l);
+                }
+                self.emit(op);
+            }
+            StmtKind::ForRange {
+                key,
+                value,
+                expr,
+                body,
+            } => self.for_range(s, key.as_ref(), value.as_ref(), expr, body, label),
+            StmtKind::Switch { init, tag, cases } => {
+                let rb = self.new_block();
+                self.in_block(rb, |l| l.switch(init.as_deref(), tag.as_ref(), cases));
+                let mut op = Op::new("region", sp).attr("block", rb);
+                if let Some(l) = label {
+                    op = op.attr("label", l);
+                }
+                self.emit(op);
+            }
+            StmtKind::Select(cases) => match label {
+                Some(l) => {
+                    let rb = self.new_block();
+                    self.in_block(rb, |lw| lw.select(s, cases));
+                    self.emit(Op::new("region", sp).attr("block", rb).attr("label", l));
+                }
+                None => self.select(s, cases),
+            },
+            StmtKind::Labeled { label, stmt } => self.stmt(stmt, Some(&label.name)),
+        }
+    }
+
+    /// Evaluates several values into fresh temporaries (so that `a, b = b, a` swaps).
+    fn values(&mut self, values: &[Expr]) -> Vec<String> {
+        values
+            .iter()
+            .map(|v| {
+                let ty = self.info.ty(v).clone();
+                let t = self.temp(&ty);
+                self.expr(v, Some(&t))
+            })
+            .collect()
+    }
+
+    /// The variable a `:=` name writes: a new one, or an existing one redeclared.
+    fn define_target(&mut self, n: &Ident) -> String {
+        if n.is_blank() {
+            return "_".into();
+        }
+        if let Some(Res::Var(id)) = self.info.uses.get(&n.id) {
+            return self.var_name(*id);
+        }
+        self.declare(n).unwrap_or_else(|| "_".into())
+    }
+
+    fn expr_stmt(&mut self, e: &Expr) {
+        let inner = {
+            let mut x = e;
+            while let ExprKind::Paren(i) = &x.kind {
+                x = i;
+            }
+            x
+        };
+        if let ExprKind::Unary(UnOp::Recv, c) = &inner.kind {
+            let cv = self.expr(c, None);
+            self.emit(Op::new("recv", inner.span).input("Chan", cv));
+            return;
+        }
+        let ty = self.info.ty(inner).clone();
+        if ty == Ty::Void {
+            self.expr(inner, None);
+        } else {
+            // a result nobody reads: still computed (calls have effects)
+            self.expr(inner, None);
+        }
+    }
+
+    /// Evaluates the index operands of an assignment target.
+    fn place(&mut self, e: &Expr) -> Place {
+        match &e.kind {
+            ExprKind::Paren(i) => self.place(i),
+            ExprKind::Ident(n) if n == "_" => Place::Blank,
+            ExprKind::Ident(_) => match self.info.uses.get(&e.id) {
+                Some(Res::Var(id)) => Place::Var(self.var_name(*id)),
+                _ => Place::Blank,
+            },
+            ExprKind::Index(x, i) => {
+                let p = self.place(x);
+                let iv = self.expr(i, None);
+                Place::Index(Box::new(p), iv, self.info.ty(x).clone())
+            }
+            ExprKind::Field(x, f) => {
+                let p = self.place(x);
+                Place::Field(Box::new(p), f.name.clone(), self.info.ty(x).clone())
+            }
+            _ => Place::Blank,
+        }
+    }
+
+    /// The current value at `place`.
+    fn load(&mut self, place: &Place, sp: crate::diag::Span) -> String {
+        match place {
+            Place::Blank => "_".into(),
+            Place::Var(n) => n.clone(),
+            Place::Index(p, i, xty) => {
+                let x = self.load(p, sp);
+                let out = self.temp(xty.elem().unwrap_or(&Ty::Int));
+                self.emit(
+                    Op::new("index", sp)
+                        .input("X", x)
+                        .input("Index", i.clone())
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+            Place::Field(p, f, xty) => {
+                let x = self.load(p, sp);
+                let fty = match xty {
+                    Ty::Struct(id) => self.info.structs[*id as usize]
+                        .fields
+                        .iter()
+                        .find(|(n, _)| n == f)
+                        .map(|(_, t)| t.clone())
+                        .unwrap_or(Ty::Int),
+                    _ => Ty::Int,
+                };
+                let out = self.temp(&fty);
+                self.emit(
+                    Op::new("field", sp)
+                        .input("X", x)
+                        .output("Out", out.clone())
+                        .attr("name", f.as_str()),
+                );
+                out
+            }
+        }
+    }
+
+    /// Writes `value` to `place`, rebuilding enclosing lists and structs.
+    fn store(&mut self, place: &Place, value: String, sp: crate::diag::Span) {
+        match place {
+            Place::Blank => {}
+            Place::Var(n) => {
+                if *n != value {
+                    self.emit(
+                        Op::new("copy", sp)
+                            .input("X", value)
+                            .output("Out", n.clone()),
+                    );
+                }
+            }
+            Place::Index(p, i, xty) => {
+                let x = self.load(p, sp);
+                let new = self.temp(xty);
+                self.emit(
+                    Op::new("set_index", sp)
+                        .input("X", x)
+                        .input("Index", i.clone())
+                        .input("Value", value)
+                        .output("Out", new.clone()),
+                );
+                self.store(p, new, sp);
+            }
+            Place::Field(p, f, xty) => {
+                let x = self.load(p, sp);
+                let new = self.temp(xty);
+                self.emit(
+                    Op::new("set_field", sp)
+                        .input("X", x)
+                        .input("Value", value)
+                        .output("Out", new.clone())
+                        .attr("name", f.as_str()),
+                );
+                self.store(p, new, sp);
+            }
+        }
+    }
+
+    fn for_range(
+        &mut self,
+        s: &Stmt,
+        key: Option<&Ident>,
+        value: Option<&Ident>,
+        expr: &Expr,
+        body: &Block,
+        label: Option<&str>,
+    ) {
+        let sp = s.span;
+        let xty = self.info.ty(expr).clone();
+        let mut op = Op::new("loop", sp);
+        if let Ty::Chan(_) = xty {
+            // cond: v, ok = <-ch; body: key = v
+            let ch = self.expr(expr, None);
+            let k = key.and_then(|k| self.declare(k));
+            let ok = self.temp(&Ty::Bool);
+            let cb = self.new_block();
+            let out = k.clone().unwrap_or_else(|| "_".into());
+            self.in_block(cb, |l| {
+                l.emit(
+                    Op::new("recv", expr.span)
+                        .input("Chan", ch)
+                        .output("Out", out)
+                        .output("Ok", ok.clone()),
+                );
+            });
+            let bb = self.block_of(&body.stmts);
+            op = op
+                .input("Cond", ok)
+                .attr("cond_block", cb)
+                .attr("body_block", bb);
+        } else {
+            // n = len(x) or x; i = 0; cond: i < n; body: key = i; value = x[i]; post: i++
+            let x = self.temp(&xty);
+            self.expr(expr, Some(&x));
+            let n = if xty == Ty::Int {
+                x.clone()
+            } else {
+                let n = self.temp(&Ty::Int);
+                self.emit(
+                    Op::new("len", expr.span)
+                        .input("X", x.clone())
+                        .output("Out", n.clone()),
+                );
+                n
+            };
+            let i = self.temp(&Ty::Int);
+            self.constant(&ConstVal::Int(0), &Ty::Int, expr, Some(&i));
+            let c = self.temp(&Ty::Bool);
+            let k = key.and_then(|k| self.declare(k));
+            let v = value.and_then(|v| self.declare(v));
+            let cb = self.new_block();
+            self.in_block(cb, |l| {
+                l.emit(
+                    Op::new("lt", sp)
+                        .input("X", i.clone())
+                        .input("Y", n)
+                        .output("Out", c.clone()),
+                );
+            });
+            let bb = self.new_block();
+            self.in_block(bb, |l| {
+                if let Some(k) = k {
+                    l.emit(Op::new("copy", sp).input("X", i.clone()).output("Out", k));
+                }
+                if let Some(v) = v {
+                    l.emit(
+                        Op::new("index", sp)
+                            .input("X", x.clone())
+                            .input("Index", i.clone())
+                            .output("Out", v),
+                    );
+                }
+                l.stmts(&body.stmts);
+            });
+            let pb = self.new_block();
+            self.in_block(pb, |l| {
+                let one = l.small_const(1, &Ty::Int, expr);
+                l.emit(
+                    Op::new("add", sp)
+                        .input("X", i.clone())
+                        .input("Y", one)
+                        .output("Out", i.clone()),
+                );
+            });
+            op = op
+                .input("Cond", c)
+                .attr("cond_block", cb)
+                .attr("body_block", bb)
+                .attr("post_block", pb);
+        }
+        if let Some(l) = label {
+            op = op.attr("label", l);
+        }
+        self.emit(op);
+    }
+
+    fn switch(&mut self, init: Option<&Stmt>, tag: Option<&Expr>, cases: &[CaseClause]) {
+        if let Some(i) = init {
+            self.stmt(i, None);
+        }
+        let tagv = tag.map(|t| {
+            let ty = self.info.ty(t).clone();
+            let v = self.temp(&ty);
+            self.expr(t, Some(&v))
+        });
+        let ordered: Vec<&CaseClause> = cases.iter().filter(|c| !c.is_default).collect();
+        let default = cases.iter().find(|c| c.is_default);
+        self.case_chain(tagv.as_deref(), &ordered, default);
+    }
+
+    fn case_chain(
+        &mut self,
+        tag: Option<&str>,
+        cases: &[&CaseClause],
+        default: Option<&CaseClause>,
+    ) {
+        let Some((first, rest)) = cases.split_first() else {
+            if let Some(d) = default {
+                self.stmts(&d.body);
+            }
+            return;
+        };
+        let m = self.temp(&Ty::Bool);
+        self.case_match(tag, &first.exprs, &m);
+        let tb = self.block_of(&first.body);
+        let mut op = Op::new("if", first.span)
+            .input("Cond", m)
+            .attr("then_block", tb);
+        if !rest.is_empty() || default.is_some() {
+            let eb = self.new_block();
+            self.in_block(eb, |l| l.case_chain(tag, rest, default));
+            op = op.attr("else_block", eb);
+        }
+        self.emit(op);
+    }
+
+    /// m = (tag == e1) || (tag == e2) || ..., evaluated left to right, lazily.
+    fn case_match(&mut self, tag: Option<&str>, exprs: &[Expr], m: &str) {
+        let Some((e, rest)) = exprs.split_first() else {
+            return;
+        };
+        match tag {
+            Some(t) => {
+                let v = self.expr(e, None);
+                self.emit(
+                    Op::new("eq", e.span)
+                        .input("X", t)
+                        .input("Y", v)
+                        .output("Out", m),
+                );
+            }
+            None => {
+                self.expr(e, Some(m));
+            }
+        }
+        if !rest.is_empty() {
+            let empty = self.new_block();
+            let eb = self.new_block();
+            self.in_block(eb, |l| l.case_match(tag, rest, m));
+            self.emit(
+                Op::new("if", e.span)
+                    .input("Cond", m)
+                    .attr("then_block", empty)
+                    .attr("else_block", eb),
+            );
+        }
+    }
+
+    fn select(&mut self, s: &Stmt, cases: &[SelectCase]) {
+        let mut chans = Vec::new();
+        let mut values = Vec::new();
+        let mut kinds: Vec<i64> = Vec::new();
+        let mut recvs = Vec::new();
+        let mut oks = Vec::new();
+        let mut any_out = false;
+        // 1. operands in source order; result variables in this block
+        let mut plans: Vec<Option<(Vec<String>, &[Expr])>> = Vec::new();
+        for c in cases {
+            match &c.comm {
+                Comm::Default => plans.push(None),
+                Comm::Send { chan, value } => {
+                    chans.push(self.expr(chan, None));
+                    values.push(self.expr(value, None));
+                    kinds.push(1);
+                    recvs.push("_".to_string());
+                    oks.push("_".to_string());
+                    plans.push(None);
+                }
+                Comm::Recv { lhs, chan } => {
+                    chans.push(self.expr(chan, None));
+                    kinds.push(0);
+                    let elem = self.info.ty(chan).elem().cloned().unwrap_or(Ty::Int);
+                    match lhs {
+                        RecvLhs::None => {
+                            recvs.push("_".into());
+                            oks.push("_".into());
+                            plans.push(None);
+                        }
+                        RecvLhs::Define(names) => {
+                            let v = names.first().map_or("_".into(), |n| self.define_target(n));
+                            let ok = names.get(1).map_or("_".into(), |n| self.define_target(n));
+                            any_out |= v != "_" || ok != "_";
+                            recvs.push(v);
+                            oks.push(ok);
+                            plans.push(None);
+                        }
+                        RecvLhs::Assign(targets) => {
+                            let v = self.temp(&elem);
+                            let ok = if targets.len() > 1 {
+                                self.temp(&Ty::Bool)
+                            } else {
+                                "_".into()
+                            };
+                            any_out = true;
+                            recvs.push(v.clone());
+                            oks.push(ok.clone());
+                            plans.push(Some((vec![v, ok], targets)));
+                        }
+                    }
+                }
+            }
+        }
+        // 2. one block per case; an assignment case assigns first
+        let mut blocks = Vec::new();
+        let mut default_block = None;
+        for (c, plan) in cases.iter().zip(plans) {
+            let b = self.new_block();
+            self.in_block(b, |l| {
+                if let Some((vals, targets)) = plan {
+                    for (t, v) in targets.iter().zip(vals) {
+                        let p = l.place(t);
+                        l.store(&p, v, c.span);
+                    }
+                }
+                l.stmts(&c.body);
+            });
+            if matches!(c.comm, Comm::Default) {
+                default_block = Some(b);
+            } else {
+                blocks.push(b);
+            }
+        }
+        if !any_out {
+            recvs.clear();
+            oks.clear();
+        }
+        let mut op = Op::new("select", s.span)
+            .inputs("Chans", chans)
+            .inputs("Values", values)
+            .outputs("Recv", recvs)
+            .outputs("Oks", oks)
+            .attr("kinds", kinds)
+            .attr("cases", blocks);
+        if let Some(d) = default_block {
+            op = op.attr("default_block", d);
+        }
+        self.emit(op);
+    }
+}
+
+fn binop(op: BinOp) -> &'static str {
+    use BinOp::*;
+    match op {
+        Add => "add",
+        Sub => "sub",
+        Mul => "mul",
+        Div => "div",
+        Rem => "mod",
+        And => "and",
+        Or => "or",
+        Xor => "xor",
+        Shl => "shl",
+        Shr => "shr",
+        _ => "add",
+    }
+}

@@ -1,0 +1,53 @@
+//! The synchronisation facade of the channel module.
+//!
+//! Every lock, atomic, `Arc` and thread-parking call in `src/chan/` comes
+//! through here, so that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked
+//! types (tokio's `loom` facade is the model). Normal builds use `parking_lot`
+//! for the mutex and `std` for the rest.
+//!
+//! Invariant: nothing in this module can panic. loom's `Mutex::lock` returns a
+//! `LockResult`; a poisoned lock is impossible here (no code under a channel
+//! lock panics), and `into_inner` is taken anyway rather than unwrapping.
+
+#[cfg(not(loom))]
+mod imp {
+    pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
+    pub(crate) use std::sync::Arc;
+    pub(crate) use std::thread::{current, park, Thread};
+
+    /// A mutex whose `lock` returns the guard directly.
+    pub(crate) struct Mutex<T>(parking_lot::Mutex<T>);
+    pub(crate) type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+
+    impl<T> Mutex<T> {
+        pub(crate) fn new(v: T) -> Self {
+            Mutex(parking_lot::Mutex::new(v))
+        }
+        #[inline]
+        pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+            self.0.lock()
+        }
+    }
+}
+
+#[cfg(loom)]
+mod imp {
+    pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
+    pub(crate) use loom::sync::Arc;
+    pub(crate) use loom::thread::{current, park, Thread};
+
+    /// A mutex whose `lock` returns the guard directly.
+    pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
+    pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+    impl<T> Mutex<T> {
+        pub(crate) fn new(v: T) -> Self {
+            Mutex(loom::sync::Mutex::new(v))
+        }
+        pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+            self.0.lock().unwrap_or_else(|e| e.into_inner())
+        }
+    }
+}
+
+pub(crate) use imp::*;

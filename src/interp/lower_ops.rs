@@ -1,0 +1,337 @@
+//! Lowering of data ops (everything but the structured control ops of
+//! `lower`): picks the instruction from the op type and the operand types, so
+//! `add` on ints, floats, strings and tensors becomes four different
+//! instructions and nothing is decided by type while running.
+
+use std::sync::Arc;
+
+use weft_ir::{pb, registry};
+
+use super::code::{CmpKind, CmpOp, FloatOp, Instr, IntOp};
+use super::lower::{attr, bad, Emitter, LowerError};
+use super::tensor_ops::TensorOp;
+use super::value::{zero_value, Ty, Value};
+
+impl<'p> Emitter<'_, 'p> {
+    pub(super) fn emit_data_op(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
+        let t = op.r#type.as_str();
+        let i = match t {
+            "const" => {
+                let out = self.out1(op, "Out")?;
+                let oty = self.out_ty(op, "Out")?;
+                let val = const_value(op, oty.as_ref())?;
+                Instr::Const { out, val }
+            }
+            "zero" => {
+                let out = self.out1(op, "Out")?;
+                let val = match self.out_ty(op, "Out")? {
+                    Some(ty) => zero_value(&ty, &self.cx.structs)?,
+                    None => Value::Int(0),
+                };
+                Instr::Const { out, val }
+            }
+            "copy" => Instr::Copy {
+                x: self.in1(op, "X")?,
+                out: self.out1(op, "Out")?,
+            },
+            "add" | "sub" | "mul" | "div" | "mod" | "and" | "or" | "xor" | "shl" | "shr" => {
+                self.arith(op, t)?
+            }
+            "neg" => {
+                let x = self.in1(op, "X")?;
+                let out = self.out1(op, "Out")?;
+                match self.in_ty(op, "X")? {
+                    Ty::Int => Instr::NegInt { x, out },
+                    Ty::Float => Instr::NegFloat { x, out },
+                    Ty::Tensor => Instr::Tensor {
+                        op: TensorOp::Neg,
+                        ins: Box::new([x]),
+                        out,
+                    },
+                    ty => return Err(bad(op, format!("neg of {ty}"))),
+                }
+            }
+            "not" => Instr::Not {
+                x: self.in1(op, "X")?,
+                out: self.out1(op, "Out")?,
+            },
+            "eq" | "ne" | "lt" | "le" | "gt" | "ge" => {
+                let cop = match t {
+                    "eq" => CmpOp::Eq,
+                    "ne" => CmpOp::Ne,
+                    "lt" => CmpOp::Lt,
+                    "le" => CmpOp::Le,
+                    "gt" => CmpOp::Gt,
+                    _ => CmpOp::Ge,
+                };
+                let kind = match (self.in_ty(op, "X")?, self.in_ty(op, "Y")?) {
+                    (Ty::Int, Ty::Int) => CmpKind::Int,
+                    (Ty::Float, Ty::Float) => CmpKind::Float,
+                    (Ty::Str, Ty::Str) => CmpKind::Str,
+                    _ if matches!(cop, CmpOp::Eq | CmpOp::Ne) => CmpKind::Other,
+                    (a, b) => return Err(bad(op, format!("{t} of {a} and {b}"))),
+                };
+                Instr::Cmp {
+                    op: cop,
+                    kind,
+                    x: self.in1(op, "X")?,
+                    y: self.in1(op, "Y")?,
+                    out: self.out1(op, "Out")?,
+                }
+            }
+            "to_int" => Instr::ToInt {
+                x: self.in1(op, "X")?,
+                out: self.out1(op, "Out")?,
+            },
+            "to_float" => Instr::ToFloat {
+                x: self.in1(op, "X")?,
+                out: self.out1(op, "Out")?,
+            },
+            "to_str" => Instr::ToStr {
+                x: self.in1(op, "X")?,
+                out: self.out1(op, "Out")?,
+            },
+            "list_new" => Instr::ListNew {
+                elems: self.ins_slots(op, "Elems")?,
+                out: self.out1(op, "Out")?,
+            },
+            "index" => Instr::Index {
+                x: self.in1(op, "X")?,
+                i: self.in1(op, "Index")?,
+                out: self.out1(op, "Out")?,
+                byte_str: matches!(self.out_ty(op, "Out")?, Some(Ty::Str)),
+            },
+            "set_index" => Instr::SetIndex {
+                x: self.in1(op, "X")?,
+                i: self.in1(op, "Index")?,
+                v: self.in1(op, "Value")?,
+                out: self.out1(op, "Out")?,
+            },
+            "slice" => Instr::Slice {
+                x: self.in1(op, "X")?,
+                lo: self.opt_in(op, "Lo")?,
+                hi: self.opt_in(op, "Hi")?,
+                out: self.out1(op, "Out")?,
+            },
+            "append" => Instr::Append {
+                x: self.in1(op, "X")?,
+                elems: self.ins_slots(op, "Elems")?,
+                out: self.out1(op, "Out")?,
+            },
+            "len" => Instr::Len {
+                x: self.in1(op, "X")?,
+                out: self.out1(op, "Out")?,
+            },
+            "cap" => Instr::Cap {
+                x: self.in1(op, "X")?,
+                out: self.out1(op, "Out")?,
+            },
+            "struct_new" => Instr::StructNew {
+                fields: self.ins_slots(op, "Fields")?,
+                out: self.out1(op, "Out")?,
+            },
+            "field" => Instr::Field {
+                x: self.in1(op, "X")?,
+                idx: self.field_index(op)?,
+                out: self.out1(op, "Out")?,
+            },
+            "set_field" => Instr::SetField {
+                x: self.in1(op, "X")?,
+                idx: self.field_index(op)?,
+                v: self.in1(op, "Value")?,
+                out: self.out1(op, "Out")?,
+            },
+            "make_chan" => {
+                let elem = match self.out_ty(op, "Out")? {
+                    Some(Ty::Chan(e)) => e,
+                    _ => return Err(bad(op, "Out is not a channel".into())),
+                };
+                Instr::MakeChan {
+                    cap: self.opt_in(op, "Cap")?,
+                    elem,
+                    out: self.out1(op, "Out")?,
+                }
+            }
+            "send" => Instr::Send {
+                ch: self.in1(op, "Chan")?,
+                v: self.in1(op, "Value")?,
+            },
+            "recv" => {
+                let zero = match self.in_ty(op, "Chan")? {
+                    Ty::Chan(e) => zero_value(&e, &self.cx.structs)?,
+                    _ => return Err(bad(op, "Chan is not a channel".into())),
+                };
+                Instr::Recv {
+                    ch: self.in1(op, "Chan")?,
+                    out: self.opt_out(op, "Out")?,
+                    ok: self.opt_out(op, "Ok")?,
+                    zero,
+                }
+            }
+            "close" => Instr::Close {
+                ch: self.in1(op, "Chan")?,
+            },
+            "after" => Instr::After {
+                ms: self.in1(op, "Ms")?,
+                out: self.out1(op, "Out")?,
+            },
+            "sleep" => Instr::Sleep {
+                ms: self.in1(op, "Ms")?,
+            },
+            "go_call" => Instr::GoCall {
+                func: self.func_id(op)?,
+                args: self.ins_slots(op, "Args")?,
+            },
+            "call" => Instr::Call {
+                func: self.func_id(op)?,
+                args: self.ins_slots(op, "Args")?,
+                out: self.opt_out(op, "Out")?,
+            },
+            "return" => Instr::Ret {
+                val: self.opt_in(op, "Value")?,
+            },
+            "print" => Instr::Print {
+                args: self.ins_slots(op, "Args")?,
+            },
+            "panic" => Instr::Panic {
+                msg: self.in1(op, "Msg")?,
+            },
+            "assert" => Instr::Assert {
+                cond: self.in1(op, "Cond")?,
+                msg: self.in1(op, "Msg")?,
+            },
+            "exit" => Instr::Exit {
+                code: self.in1(op, "Code")?,
+            },
+            "now" => Instr::Now {
+                out: self.out1(op, "Out")?,
+            },
+            "args" => Instr::Args {
+                out: self.out1(op, "Out")?,
+            },
+            "rand" => Instr::Rand {
+                n: self.in1(op, "N")?,
+                out: self.out1(op, "Out")?,
+            },
+            "perm" => Instr::Perm {
+                n: self.in1(op, "N")?,
+                out: self.out1(op, "Out")?,
+            },
+            other => match TensorOp::from_name(other) {
+                Some(top) => self.tensor_builtin(op, top)?,
+                None => return Err(LowerError::UnknownOp(other.to_string())),
+            },
+        };
+        self.push(i, Some(op));
+        Ok(())
+    }
+
+    fn arith(&mut self, op: &'p pb::OpDesc, t: &str) -> Result<Instr, LowerError> {
+        let x = self.in1(op, "X")?;
+        let y = self.in1(op, "Y")?;
+        let out = self.out1(op, "Out")?;
+        let (tx, ty) = (self.in_ty(op, "X")?, self.in_ty(op, "Y")?);
+        Ok(match (&tx, &ty) {
+            (Ty::Int, Ty::Int) => Instr::Int {
+                op: match t {
+                    "add" => IntOp::Add,
+                    "sub" => IntOp::Sub,
+                    "mul" => IntOp::Mul,
+                    "div" => IntOp::Div,
+                    "mod" => IntOp::Mod,
+                    "and" => IntOp::And,
+                    "or" => IntOp::Or,
+                    "xor" => IntOp::Xor,
+                    "shl" => IntOp::Shl,
+                    _ => IntOp::Shr,
+                },
+                x,
+                y,
+                out,
+            },
+            (Ty::Float, Ty::Float) => Instr::Float {
+                op: match t {
+                    "add" => FloatOp::Add,
+                    "sub" => FloatOp::Sub,
+                    "mul" => FloatOp::Mul,
+                    "div" => FloatOp::Div,
+                    _ => return Err(bad(op, format!("{t} of floats"))),
+                },
+                x,
+                y,
+                out,
+            },
+            (Ty::Str, Ty::Str) if t == "add" => Instr::Concat { x, y, out },
+            (Ty::Tensor, _) | (_, Ty::Tensor) => {
+                let top = match t {
+                    "add" => TensorOp::Add,
+                    "sub" => TensorOp::Sub,
+                    "mul" => TensorOp::Mul,
+                    "div" => TensorOp::Div,
+                    _ => return Err(bad(op, format!("{t} of {tx} and {ty}"))),
+                };
+                Instr::Tensor {
+                    op: top,
+                    ins: Box::new([x, y]),
+                    out,
+                }
+            }
+            _ => return Err(bad(op, format!("{t} of {tx} and {ty}"))),
+        })
+    }
+
+    fn field_index(&self, op: &'p pb::OpDesc) -> Result<u32, LowerError> {
+        let name = match attr(op, "name") {
+            Some(pb::attr::Value::S(s)) => s,
+            _ => return Err(bad(op, "missing attribute name".into())),
+        };
+        let id = match self.in_ty(op, "X")? {
+            Ty::Struct { id, .. } => id,
+            other => return Err(bad(op, format!("field of {other}"))),
+        };
+        let info = self
+            .cx
+            .structs
+            .get(id as usize)
+            .ok_or_else(|| bad(op, format!("struct id {id}")))?;
+        info.fields
+            .iter()
+            .position(|(f, _)| **f == **name)
+            .map(|i| i as u32)
+            .ok_or_else(|| LowerError::UnknownField(info.name.to_string(), name.clone()))
+    }
+
+    /// A tensor builtin: the inputs of its registry slots, in argument
+    /// order (variadic slots, like `get`'s `Indices`, spread out); one
+    /// output `Out` (possibly `_`).
+    fn tensor_builtin(&self, op: &'p pb::OpDesc, top: TensorOp) -> Result<Instr, LowerError> {
+        let spec =
+            registry::lookup(&op.r#type).ok_or_else(|| LowerError::UnknownOp(op.r#type.clone()))?;
+        let mut ins = Vec::new();
+        for slot in spec.inputs {
+            for a in self.ins(op, slot.name) {
+                ins.push(self.vars.slot(a)?);
+            }
+        }
+        Ok(Instr::Tensor {
+            op: top,
+            ins: ins.into_boxed_slice(),
+            out: self.out1(op, "Out")?,
+        })
+    }
+}
+
+/// The literal of a `const` op, converted to the output's type where the
+/// literal is an untyped integer used as a float.
+fn const_value(op: &pb::OpDesc, oty: Option<&Ty>) -> Result<Value, LowerError> {
+    use pb::attr::Value as A;
+    let v = attr(op, "value").ok_or_else(|| bad(op, "missing attribute value".into()))?;
+    Ok(match (v, oty) {
+        (A::I(i), Some(Ty::Float)) => Value::Float(*i as f64),
+        (A::I(i), _) => Value::Int(*i),
+        (A::F(f), _) => Value::Float(*f),
+        (A::S(s), _) => Value::Str(Arc::from(s.as_str())),
+        (A::B(b), _) => Value::Bool(*b),
+        _ => return Err(bad(op, "value is not a scalar".into())),
+    })
+}

@@ -1,0 +1,368 @@
+//! Pure operations on values: arithmetic, comparisons, conversions, lists,
+//! strings and structs. Each returns the new value or the panic message of
+//! spec section 9 (`integer divide by zero`, `index out of range [I] with
+//! length L`, ...); the executor adds the location.
+//!
+//! Operand types were checked before the program ran; a value of an
+//! unexpected kind still gives an error message, never a Rust panic.
+
+use std::sync::Arc;
+
+use super::code::{CmpKind, CmpOp, FloatOp, IntOp};
+use super::value::{values_equal, Value};
+
+/// A panic message.
+pub type Fail = String;
+
+pub fn int_op(op: IntOp, x: i64, y: i64) -> Result<i64, Fail> {
+    Ok(match op {
+        IntOp::Add => x.wrapping_add(y),
+        IntOp::Sub => x.wrapping_sub(y),
+        IntOp::Mul => x.wrapping_mul(y),
+        IntOp::Div => {
+            if y == 0 {
+                return Err("integer divide by zero".into());
+            }
+            x.wrapping_div(y)
+        }
+        IntOp::Mod => {
+            if y == 0 {
+                return Err("integer divide by zero".into());
+            }
+            x.wrapping_rem(y)
+        }
+        IntOp::And => x & y,
+        IntOp::Or => x | y,
+        IntOp::Xor => x ^ y,
+        IntOp::Shl => {
+            if y < 0 {
+                return Err("negative shift amount".into());
+            }
+            if y >= 64 {
+                0
+            } else {
+                x << y
+            }
+        }
+        IntOp::Shr => {
+            if y < 0 {
+                return Err("negative shift amount".into());
+            }
+            x >> y.min(63)
+        }
+    })
+}
+
+pub fn float_op(op: FloatOp, x: f64, y: f64) -> f64 {
+    match op {
+        FloatOp::Add => x + y,
+        FloatOp::Sub => x - y,
+        FloatOp::Mul => x * y,
+        FloatOp::Div => x / y,
+    }
+}
+
+fn ord<T: PartialOrd + PartialEq>(op: CmpOp, a: T, b: T) -> bool {
+    match op {
+        CmpOp::Eq => a == b,
+        CmpOp::Ne => a != b,
+        CmpOp::Lt => a < b,
+        CmpOp::Le => a <= b,
+        CmpOp::Gt => a > b,
+        CmpOp::Ge => a >= b,
+    }
+}
+
+pub fn compare(op: CmpOp, kind: CmpKind, x: &Value, y: &Value) -> Result<bool, Fail> {
+    Ok(match (kind, x, y) {
+        (CmpKind::Int, Value::Int(a), Value::Int(b)) => ord(op, a, b),
+        (CmpKind::Float, Value::Float(a), Value::Float(b)) => ord(op, a, b),
+        (CmpKind::Str, Value::Str(a), Value::Str(b)) => ord(op, &**a, &**b),
+        (_, a, b) => match op {
+            CmpOp::Eq => values_equal(a, b),
+            CmpOp::Ne => !values_equal(a, b),
+            _ => return Err(kind_error("comparison", a)),
+        },
+    })
+}
+
+/// An operand of an unexpected kind (unreachable for verified programs).
+pub fn kind_error(what: &str, v: &Value) -> Fail {
+    format!("{what}: unexpected operand {v:?}")
+}
+
+pub fn to_int(v: &Value) -> Result<Value, Fail> {
+    Ok(Value::Int(match v {
+        Value::Int(i) => *i,
+        Value::Float(f) => float_to_int(*f)?,
+        Value::Bool(b) => *b as i64,
+        Value::Str(s) => s
+            .parse::<i64>()
+            .map_err(|_| format!("invalid integer {:?}", &**s))?,
+        other => return Err(kind_error("int", other)),
+    }))
+}
+
+/// `int(x)` of a float: truncates toward zero.
+pub fn float_to_int(f: f64) -> Result<i64, Fail> {
+    // 2^63 is exactly representable; every float in [-2^63, 2^63) fits.
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() || !(-TWO_63..TWO_63).contains(&f) {
+        return Err("float out of int range".into());
+    }
+    Ok(f.trunc() as i64)
+}
+
+pub fn to_float(v: &Value) -> Result<Value, Fail> {
+    Ok(Value::Float(match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        Value::Str(s) => s
+            .parse::<f64>()
+            .map_err(|_| format!("invalid float {:?}", &**s))?,
+        other => return Err(kind_error("float", other)),
+    }))
+}
+
+fn index_error(i: i64, len: usize) -> Fail {
+    format!("index out of range [{i}] with length {len}")
+}
+
+fn check_index(i: i64, len: usize) -> Result<usize, Fail> {
+    if i < 0 || i as u64 >= len as u64 {
+        return Err(index_error(i, len));
+    }
+    Ok(i as usize)
+}
+
+pub fn index(x: &Value, i: &Value, byte_str: bool) -> Result<Value, Fail> {
+    let i = as_int(i)?;
+    match x {
+        Value::List(l) => Ok(l[check_index(i, l.len())?].clone()),
+        Value::Str(s) => {
+            let b = s.as_bytes()[check_index(i, s.len())?];
+            if byte_str {
+                Ok(Value::str(&String::from_utf8_lossy(&[b])))
+            } else {
+                Ok(Value::Int(b as i64))
+            }
+        }
+        other => Err(kind_error("index", other)),
+    }
+}
+
+/// `x[i] = v` on a list held in `x` (copy-on-write).
+pub fn set_index(x: &mut Value, i: &Value, v: Value) -> Result<(), Fail> {
+    let i = as_int(i)?;
+    match x {
+        Value::List(l) => {
+            let at = check_index(i, l.len())?;
+            Arc::make_mut(l)[at] = v;
+            Ok(())
+        }
+        other => Err(kind_error("set_index", other)),
+    }
+}
+
+pub fn slice(x: &Value, lo: Option<&Value>, hi: Option<&Value>) -> Result<Value, Fail> {
+    let len = match x {
+        Value::List(l) => l.len(),
+        Value::Str(s) => s.len(),
+        other => return Err(kind_error("slice", other)),
+    };
+    let lo = match lo {
+        Some(v) => as_int(v)?,
+        None => 0,
+    };
+    let hi = match hi {
+        Some(v) => as_int(v)?,
+        None => len as i64,
+    };
+    if lo < 0 || hi < lo || hi as u64 > len as u64 {
+        return Err(format!(
+            "slice bounds out of range [{lo}:{hi}] with length {len}"
+        ));
+    }
+    let (lo, hi) = (lo as usize, hi as usize);
+    Ok(match x {
+        Value::List(l) => {
+            if lo == 0 && hi == len {
+                x.clone()
+            } else {
+                Value::list(l[lo..hi].to_vec())
+            }
+        }
+        Value::Str(s) => match s.get(lo..hi) {
+            Some(sub) => Value::str(sub),
+            None => Value::str(&String::from_utf8_lossy(&s.as_bytes()[lo..hi])),
+        },
+        other => return Err(kind_error("slice", other)),
+    })
+}
+
+/// `append(x, elems...)` into `x` (copy-on-write: a list shared with
+/// another variable is copied first).
+pub fn append(x: &mut Value, elems: impl Iterator<Item = Value>) -> Result<(), Fail> {
+    match x {
+        Value::List(l) => {
+            Arc::make_mut(l).extend(elems);
+            Ok(())
+        }
+        other => Err(kind_error("append", other)),
+    }
+}
+
+pub fn len(x: &Value) -> Result<i64, Fail> {
+    Ok(match x {
+        Value::Str(s) => s.len() as i64,
+        Value::List(l) => l.len() as i64,
+        Value::Chan(c) => c.ch.as_ref().map_or(0, |c| c.len() as i64),
+        other => return Err(kind_error("len", other)),
+    })
+}
+
+pub fn cap(x: &Value) -> Result<i64, Fail> {
+    Ok(match x {
+        Value::Chan(c) => c.ch.as_ref().map_or(0, |c| c.cap() as i64),
+        other => return Err(kind_error("cap", other)),
+    })
+}
+
+pub fn field(x: &Value, idx: u32) -> Result<Value, Fail> {
+    match x {
+        Value::Struct(f) => f
+            .get(idx as usize)
+            .cloned()
+            .ok_or_else(|| kind_error("field", x)),
+        other => Err(kind_error("field", other)),
+    }
+}
+
+pub fn set_field(x: &mut Value, idx: u32, v: Value) -> Result<(), Fail> {
+    match x {
+        Value::Struct(f) => match Arc::make_mut(f).get_mut(idx as usize) {
+            Some(slot) => {
+                *slot = v;
+                Ok(())
+            }
+            None => Err("set_field: field index out of range".into()),
+        },
+        other => Err(kind_error("set_field", other)),
+    }
+}
+
+pub fn as_int(v: &Value) -> Result<i64, Fail> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        other => Err(kind_error("int operand", other)),
+    }
+}
+
+/// A duration in milliseconds from an int or float operand (negative: 0).
+pub fn millis(v: &Value) -> Result<f64, Fail> {
+    let ms = match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        other => return Err(kind_error("milliseconds", other)),
+    };
+    Ok(if ms.is_nan() || ms < 0.0 { 0.0 } else { ms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(v: &[i64]) -> Value {
+        Value::list(v.iter().map(|i| Value::Int(*i)).collect())
+    }
+
+    #[test]
+    fn integer_rules() {
+        assert_eq!(int_op(IntOp::Div, -7, 2), Ok(-3));
+        assert_eq!(int_op(IntOp::Mod, -7, 2), Ok(-1));
+        assert_eq!(int_op(IntOp::Mod, 7, -2), Ok(1));
+        assert_eq!(int_op(IntOp::Div, i64::MIN, -1), Ok(i64::MIN));
+        assert_eq!(int_op(IntOp::Mod, i64::MIN, -1), Ok(0));
+        assert_eq!(int_op(IntOp::Add, i64::MAX, 1), Ok(i64::MIN));
+        assert_eq!(
+            int_op(IntOp::Div, 1, 0),
+            Err("integer divide by zero".into())
+        );
+        assert_eq!(
+            int_op(IntOp::Mod, 1, 0),
+            Err("integer divide by zero".into())
+        );
+        assert_eq!(int_op(IntOp::Shl, 1, 70), Ok(0));
+        assert_eq!(int_op(IntOp::Shr, -8, 70), Ok(-1));
+        assert_eq!(int_op(IntOp::Shr, -8, 1), Ok(-4));
+        assert!(int_op(IntOp::Shl, 1, -1).is_err());
+    }
+
+    #[test]
+    fn conversions() {
+        assert_eq!(to_int(&Value::Float(-2.9)).unwrap().to_display(), "-2");
+        assert_eq!(to_int(&Value::str("42")).unwrap().to_display(), "42");
+        assert_eq!(
+            to_int(&Value::str("abc")).unwrap_err(),
+            "invalid integer \"abc\""
+        );
+        for f in [f64::NAN, f64::INFINITY, 1e19, -1e19] {
+            assert_eq!(
+                to_int(&Value::Float(f)).unwrap_err(),
+                "float out of int range"
+            );
+        }
+        assert_eq!(float_to_int(-9_223_372_036_854_775_808.0), Ok(i64::MIN));
+        assert_eq!(to_float(&Value::Int(3)).unwrap().to_display(), "3.0");
+    }
+
+    #[test]
+    fn index_and_slice_messages() {
+        let x = l(&[1, 2, 3]);
+        assert_eq!(
+            index(&x, &Value::Int(3), false).unwrap_err(),
+            "index out of range [3] with length 3"
+        );
+        assert_eq!(
+            index(&x, &Value::Int(-1), false).unwrap_err(),
+            "index out of range [-1] with length 3"
+        );
+        assert_eq!(
+            slice(&x, Some(&Value::Int(2)), Some(&Value::Int(1))).unwrap_err(),
+            "slice bounds out of range [2:1] with length 3"
+        );
+        assert_eq!(
+            slice(&x, None, Some(&Value::Int(4))).unwrap_err(),
+            "slice bounds out of range [0:4] with length 3"
+        );
+        let s = Value::str("hello");
+        assert_eq!(
+            slice(&s, Some(&Value::Int(1)), Some(&Value::Int(3)))
+                .unwrap()
+                .to_display(),
+            "el"
+        );
+        assert_eq!(
+            index(&s, &Value::Int(0), false).unwrap().to_display(),
+            "104"
+        );
+        assert_eq!(index(&s, &Value::Int(1), true).unwrap().to_display(), "e");
+    }
+
+    #[test]
+    fn copy_on_write_keeps_value_semantics() {
+        let a = l(&[1, 2, 3]);
+        let mut b = a.clone();
+        set_index(&mut b, &Value::Int(0), Value::Int(9)).unwrap();
+        append(&mut b, [Value::Int(4)].into_iter()).unwrap();
+        assert_eq!(a.to_display(), "[1 2 3]");
+        assert_eq!(b.to_display(), "[9 2 3 4]");
+        let s = Value::Struct(Arc::new(vec![Value::Int(1)]));
+        let mut t = s.clone();
+        set_field(&mut t, 0, Value::Int(2)).unwrap();
+        assert_eq!(
+            (s.to_display(), t.to_display()),
+            ("{1}".into(), "{2}".into())
+        );
+    }
+}

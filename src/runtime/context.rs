@@ -1,0 +1,278 @@
+//! The worker context installed in a thread-local while a worker runs, and
+//! the free functions a task calls on "the current runtime": `spawn`,
+//! `current_task`, `set_wait`/`clear_wait`, `yield_now`, `preempt_point`,
+//! `run_seed`, `trace_span`, `external_wait`.
+//!
+//! Invariants:
+//! - The context is installed by the worker loop and removed before the
+//!   worker's thread leaves `Runtime::run`; outside it every function here is
+//!   a harmless no-op (or `SpawnError::NoRuntime`).
+//! - Only shared borrows of the thread-local are taken while a task runs, so
+//!   a waker called from inside a poll can reach the LIFO slot.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll};
+
+use crossbeam_deque::Worker;
+
+use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
+use super::shared::Shared;
+use super::sync::{lock, Ordering};
+use super::task::{Task, WaitInfo};
+use super::trace::Event;
+
+/// Polls a task may run between preemption points before `preempt_point`
+/// yields (counted per poll).
+pub(crate) const PREEMPT_BUDGET: u32 = 128;
+
+pub(crate) struct Ctx {
+    pub shared: Arc<Shared>,
+    pub index: usize,
+    pub local: Worker<Arc<Task>>,
+    pub lifo: Cell<Option<Arc<Task>>>,
+    pub lifo_polls: Cell<u32>,
+    pub current: RefCell<Option<Arc<Task>>>,
+    pub budget: Cell<u32>,
+    pub rng: RefCell<fastrand::Rng>,
+    pub tick: Cell<u32>,
+    /// Trace buffer; `None` when tracing is off.
+    pub trace: Option<RefCell<Vec<Event>>>,
+}
+
+thread_local! {
+    static CTX: RefCell<Option<Rc<Ctx>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with the current worker context, if this thread is a worker.
+pub(crate) fn with_ctx<R>(f: impl FnOnce(&Ctx) -> R) -> Option<R> {
+    CTX.try_with(|c| c.borrow().as_ref().map(|ctx| f(ctx)))
+        .ok()
+        .flatten()
+}
+
+/// Installs `ctx` on this thread; the returned guard restores the previous
+/// one (a run started inside a task's thread, e.g. by a test).
+pub(crate) fn install(ctx: Rc<Ctx>) -> InstallGuard {
+    let prev = CTX.with(|c| c.borrow_mut().replace(ctx));
+    InstallGuard { prev }
+}
+
+pub(crate) struct InstallGuard {
+    prev: Option<Rc<Ctx>>,
+}
+
+impl Drop for InstallGuard {
+    fn drop(&mut self) {
+        let prev = self.prev.take();
+        let mine = CTX.with(|c| std::mem::replace(&mut *c.borrow_mut(), prev));
+        drop(mine);
+    }
+}
+
+impl Ctx {
+    pub fn new(shared: Arc<Shared>, index: usize, local: Worker<Arc<Task>>) -> Ctx {
+        let rng = fastrand::Rng::with_seed(
+            shared.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        let trace = shared.tracer.as_ref().map(|_| RefCell::new(Vec::new()));
+        Ctx {
+            shared,
+            index,
+            local,
+            lifo: Cell::new(None),
+            lifo_polls: Cell::new(0),
+            current: RefCell::new(None),
+            budget: Cell::new(PREEMPT_BUDGET),
+            rng: RefCell::new(rng),
+            tick: Cell::new(0),
+            trace,
+        }
+    }
+
+    /// Queues a task woken on this worker (see `Shared::schedule_woken`).
+    pub fn schedule_local(&self, task: Arc<Task>) {
+        if self.current.borrow().is_some() {
+            // Inside a task: the woken task runs next on this worker.
+            if let Some(prev) = self.lifo.replace(Some(task)) {
+                self.local.push(prev);
+                self.shared.notify_parked_local();
+            }
+        } else {
+            self.local.push(task);
+            self.shared.notify_parked_local();
+        }
+    }
+
+    /// Appends a span to this worker's trace buffer (tracing on only).
+    pub fn trace_event(
+        &self,
+        name: std::borrow::Cow<'static, str>,
+        cat: &'static str,
+        ts: u64,
+        task: u64,
+    ) {
+        if let Some(buf) = &self.trace {
+            let dur = self.shared.driver.now().saturating_sub(ts);
+            buf.borrow_mut().push(Event {
+                name,
+                cat,
+                ts,
+                dur,
+                task,
+                worker: self.index,
+            });
+        }
+    }
+
+    fn current_id(&self) -> u64 {
+        self.current.borrow().as_ref().map_or(0, |t| t.id)
+    }
+}
+
+/// Starts a task running `f`. Tasks are numbered 2, 3, ... in creation
+/// order (main is 1). Fails past `Config.max_tasks` or outside a runtime.
+pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, SpawnError> {
+    let mut f = Some(f);
+    with_ctx(|ctx| {
+        let fut = Box::pin(f.take()?);
+        Some(ctx.shared.new_task(fut).map(|task| {
+            let id = task.id;
+            ctx.local.push(task);
+            ctx.shared.notify_parked_local();
+            id
+        }))
+    })
+    .flatten()
+    .unwrap_or(Err(SpawnError::NoRuntime))
+}
+
+/// The number of the task running on this thread (0 outside a task).
+pub fn current_task() -> u64 {
+    with_ctx(|ctx| ctx.current_id()).unwrap_or(0)
+}
+
+/// Records why the current task is about to block (for deadlock reports and
+/// the trace). Call before awaiting a blocking operation.
+pub fn set_wait(kind: WaitKind, loc: SrcLoc) {
+    with_ctx(|ctx| {
+        if let Some(t) = ctx.current.borrow().as_ref() {
+            let since = if ctx.trace.is_some() {
+                ctx.shared.driver.now()
+            } else {
+                0
+            };
+            *lock(&t.wait) = Some(WaitInfo { kind, loc, since });
+        }
+    });
+}
+
+/// Clears the wait recorded by `set_wait`. Call after the operation completed.
+pub fn clear_wait() {
+    with_ctx(|ctx| {
+        if let Some(t) = ctx.current.borrow().as_ref() {
+            let w = lock(&t.wait).take();
+            if let (Some(w), Some(_)) = (w, &ctx.trace) {
+                ctx.trace_event(format!("wait: {}", w.kind).into(), "wait", w.since, t.id);
+            }
+        }
+    });
+}
+
+/// The run's seed (`Config.seed`); 0 outside a runtime.
+pub fn run_seed() -> u64 {
+    with_ctx(|ctx| ctx.shared.seed).unwrap_or(0)
+}
+
+/// Gives other tasks a turn: the current task goes to the back of its
+/// worker's queue.
+pub async fn yield_now() {
+    YieldNow { yielded: false }.await
+}
+
+/// A preemption point: yields once every `PREEMPT_BUDGET` calls within one
+/// poll of the task, so that a busy loop does not starve others. The
+/// interpreter calls it at loop back edges and calls. Counting calls (not
+/// time) keeps one-worker runs deterministic.
+pub async fn preempt_point() {
+    let exhausted = with_ctx(|ctx| {
+        let b = ctx.budget.get().saturating_sub(1);
+        ctx.budget.set(b);
+        b == 0
+    })
+    .unwrap_or(false);
+    if exhausted {
+        yield_now().await;
+    }
+}
+
+struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A named span on the current task's trace track, closed when the guard
+/// drops. Costs one thread-local read and a branch when tracing is off.
+pub fn trace_span(name: impl Into<std::borrow::Cow<'static, str>>) -> TraceSpan {
+    let start = with_ctx(|ctx| ctx.trace.as_ref().map(|_| ctx.shared.driver.now())).flatten();
+    TraceSpan {
+        start,
+        name: start.map(|_| name.into()),
+    }
+}
+
+/// Guard returned by [`trace_span`].
+pub struct TraceSpan {
+    start: Option<u64>,
+    name: Option<std::borrow::Cow<'static, str>>,
+}
+
+impl Drop for TraceSpan {
+    fn drop(&mut self) {
+        if let (Some(start), Some(name)) = (self.start, self.name.take()) {
+            with_ctx(|ctx| ctx.trace_event(name, "op", start, ctx.current_id()));
+        }
+    }
+}
+
+/// Declares that something outside the run's tasks (a device thread, a
+/// plain OS thread holding a channel) may still wake a task. While the
+/// returned guard lives the run is never reported as a deadlock, like a
+/// pending timer. Outside a runtime the guard does nothing.
+pub fn external_wait() -> ExternalWait {
+    let shared = with_ctx(|ctx| {
+        ctx.shared.holds.fetch_add(1, Ordering::SeqCst);
+        Arc::downgrade(&ctx.shared)
+    });
+    ExternalWait { shared }
+}
+
+/// Guard returned by [`external_wait`]; `Send`, so it can move to the
+/// thread that will do the waking.
+pub struct ExternalWait {
+    shared: Option<Weak<Shared>>,
+}
+
+impl Drop for ExternalWait {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.take().and_then(|w| w.upgrade()) {
+            shared.holds.fetch_sub(1, Ordering::SeqCst);
+            // Let a parked worker re-run the deadlock check.
+            shared.notify_parked_remote();
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Loom model checks of the channel protocol (`src/chan/`): every
+//! interleaving of the small scenarios below (no preemption bound: the
+//! search is exhaustive; about 10 s in release mode).
+//! Run: `RUSTFLAGS="--cfg loom" cargo test --release --test chan_loom`.
+//! Scenarios: hand-off, close while parties are blocked, two senders racing
+//! into one select, a select cancelled by another case, a receive future
+//! dropped while a sender races it.
+#![cfg(loom)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Waker};
+
+use loom::thread;
+use weft::chan::{Chan, Outcome, Select, TrySendError};
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = None;
+    b.check(f);
+}
+
+#[test]
+fn handoff_unbuffered() {
+    model(|| {
+        let c = Chan::<i32>::new(0);
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || c.send_blocking(7))
+        };
+        assert_eq!(c.recv_blocking(), Some(7));
+        assert!(s.join().unwrap().is_ok());
+        assert_eq!(c.queued(), (0, 0));
+    });
+}
+
+#[test]
+fn handoff_buffered_keeps_fifo() {
+    model(|| {
+        let c = Chan::<i32>::new(1);
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || {
+                c.send_blocking(1).unwrap();
+                c.send_blocking(2).unwrap();
+            })
+        };
+        assert_eq!(c.recv_blocking(), Some(1));
+        assert_eq!(c.recv_blocking(), Some(2));
+        s.join().unwrap();
+    });
+}
+
+#[test]
+fn close_while_parties_blocked() {
+    model(|| {
+        let c = Chan::<i32>::new(0);
+        let r = {
+            let c = c.clone();
+            thread::spawn(move || c.recv_blocking())
+        };
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || c.send_blocking(5).is_ok())
+        };
+        c.close().unwrap();
+        let got = r.join().unwrap();
+        let sent = s.join().unwrap();
+        // Either they met before the close, or both were released by it.
+        assert_eq!(sent, got == Some(5));
+        assert!(got.is_none() || got == Some(5));
+        assert_eq!(c.queued(), (0, 0));
+    });
+}
+
+#[test]
+fn two_senders_race_into_one_select() {
+    model(|| {
+        let a = Chan::<i32>::new(0);
+        let b = Chan::<i32>::new(0);
+        let sa = {
+            let a = a.clone();
+            thread::spawn(move || a.send_blocking(1).unwrap())
+        };
+        let sb = {
+            let b = b.clone();
+            thread::spawn(move || b.send_blocking(2).unwrap())
+        };
+        let mut rng = fastrand::Rng::with_seed(0);
+        let mut s = Select::new();
+        s.recv(Some(a.clone()));
+        s.recv(Some(b.clone()));
+        let got = s.select_blocking(&mut rng);
+        // Exactly one case fired; the other sender is still owed a receive.
+        let other = match (got.index, got.outcome) {
+            (0, Outcome::Received(Some(1))) => b.recv_blocking(),
+            (1, Outcome::Received(Some(2))) => a.recv_blocking(),
+            _ => panic!("wrong case fired"),
+        };
+        assert!(other.is_some());
+        sa.join().unwrap();
+        sb.join().unwrap();
+        assert_eq!(a.queued(), (0, 0));
+        assert_eq!(b.queued(), (0, 0));
+    });
+}
+
+#[test]
+fn select_cancelled_by_another_case() {
+    model(|| {
+        let a = Chan::<i32>::new(1);
+        let b = Chan::<i32>::new(0);
+        let t = {
+            let (a, b) = (a.clone(), b.clone());
+            thread::spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(1);
+                let mut s = Select::new();
+                s.recv(Some(a));
+                s.recv(Some(b));
+                s.select_blocking(&mut rng)
+            })
+        };
+        let closer = {
+            let b = b.clone();
+            thread::spawn(move || b.close().unwrap())
+        };
+        a.send_blocking(9).unwrap();
+        let got = t.join().unwrap();
+        closer.join().unwrap();
+        match (got.index, got.outcome) {
+            (0, Outcome::Received(Some(9))) => assert_eq!(a.len(), 0),
+            (1, Outcome::Received(None)) => assert_eq!(a.len(), 1),
+            _ => panic!("wrong case fired"),
+        }
+        assert_eq!(a.queued(), (0, 0));
+        assert_eq!(b.queued(), (0, 0));
+    });
+}
+
+#[test]
+fn dropped_receive_races_a_sender() {
+    model(|| {
+        let c = Chan::<i32>::new(0);
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || c.try_send(3))
+        };
+        {
+            let mut f = c.recv();
+            let _ = Pin::new(&mut f).poll(&mut Context::from_waker(Waker::noop()));
+        }
+        match s.join().unwrap() {
+            // Handed to the receive before it was dropped (or found it parked).
+            Ok(()) => {}
+            Err(TrySendError::Full(3)) => {}
+            Err(_) => panic!("unexpected send result"),
+        }
+        assert_eq!(c.queued(), (0, 0));
+    });
+}
