@@ -14,8 +14,10 @@
 //! `reduce` (sum, mean, softmax, argmax_rows, ...), `linalg` (matmul,
 //! transpose), `index` (rows, gather, get, onehot), `dataset`
 //! (load_dataset), `compute` (the compute pool for long kernels), `place`
-//! (devices, to, and running kernels where their operands live).
+//! (devices, to, and running kernels where their operands live),
+//! `builtins` (one async entry point for the interpreter).
 
+pub mod builtins;
 mod compute;
 mod create;
 mod dataset;
