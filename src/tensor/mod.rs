@@ -92,7 +92,7 @@ pub(crate) enum Storage {
 /// An immutable f32 array with a shape and a device.
 ///
 /// The zero value (`Tensor::default()`) has shape `[0]` on the CPU.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Tensor {
     shape: Shape,
     storage: Storage,
@@ -101,6 +101,18 @@ pub struct Tensor {
 impl Default for Tensor {
     fn default() -> Self {
         Tensor::host(Shape::new(&[0]), Vec::new())
+    }
+}
+
+impl fmt::Debug for Tensor {
+    /// The printed form plus up to 8 leading host values (never the whole buffer).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")?;
+        if let Some(v) = self.host_values() {
+            let head = &v[..v.len().min(8)];
+            write!(f, " {head:?}{}", if v.len() > 8 { "..." } else { "" })?;
+        }
+        Ok(())
     }
 }
 
