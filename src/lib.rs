@@ -1,5 +1,7 @@
 //! Weft: a CSP-style concurrent dataflow engine.
 pub mod chan;
+pub mod device;
 pub mod interp;
 pub mod netpoll;
 pub mod runtime;
+pub mod tensor;

@@ -1,0 +1,331 @@
+//! The CUDA backend (cargo feature `cuda`), on cudarc with the driver,
+//! cuBLAS and NVRTC loaded at run time, so it builds without CUDA.
+//!
+//! Per device: one context, a compute stream (kernels, cuBLAS) and a copy
+//! stream (host-to-device and device-to-host copies), so the copy of batch
+//! n+1 overlaps the compute of batch n. Uploads go through page-locked
+//! staging buffers (kept per length, a few at a time, reused across a
+//! training loop's equal-sized batches), which is what makes the copy truly
+//! asynchronous; the event recorded after the copy is the tensor's
+//! readiness handle. Every kernel first makes the compute stream wait on its
+//! inputs' events, then records its own event after launching.
+//!
+//! Probing (`probe`) never panics on a machine without CUDA: it checks that
+//! the driver, cuBLAS and NVRTC libraries can be loaded before touching
+//! them (cudarc's loaders panic otherwise), and turns any failure into a
+//! note; the engine then runs CPU-only.
+
+use std::any::Any;
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
+use parking_lot::Mutex;
+
+use super::cuda_kernels::Kernels;
+use super::{BinOp, Device, DeviceError, DeviceMem, Event, Layout, MatmulDims, UnaryOp};
+
+/// What probing the backend found.
+pub struct Probe {
+    /// One entry per usable GPU, named `cuda:N`.
+    pub devices: Vec<Arc<dyn Device>>,
+    /// Why there are none (or fewer than the driver reports).
+    pub note: Option<String>,
+}
+
+/// Finds the CUDA devices, or says why there are none.
+pub fn probe() -> Probe {
+    let none = |note: String| Probe {
+        devices: Vec::new(),
+        note: Some(note),
+    };
+    // SAFETY: these only try to dlopen the libraries' usual names.
+    let (driver, blas, nvrtc) = unsafe {
+        (
+            cudarc::driver::sys::is_culib_present(),
+            cudarc::cublas::sys::is_culib_present(),
+            cudarc::nvrtc::sys::is_culib_present(),
+        )
+    };
+    if !driver {
+        return none(
+            "cuda: the driver library (libcuda.so.1) cannot be loaded; running on cpu only".into(),
+        );
+    }
+    if !blas || !nvrtc {
+        let missing = if blas { "libnvrtc" } else { "libcublas" };
+        return none(format!(
+            "cuda: {missing} cannot be loaded; running on cpu only"
+        ));
+    }
+    // cudarc panics when a symbol is missing from an old driver: report it.
+    match catch_unwind(AssertUnwindSafe(open_all)) {
+        Ok(Ok(devices)) if devices.is_empty() => none("cuda: no devices found".into()),
+        Ok(Ok(devices)) => Probe {
+            devices,
+            note: None,
+        },
+        Ok(Err(e)) => none(format!("cuda: {e}; running on cpu only")),
+        Err(_) => none("cuda: the driver is too old for this build; running on cpu only".into()),
+    }
+}
+
+fn open_all() -> Result<Vec<Arc<dyn Device>>, String> {
+    let n = CudaContext::device_count().map_err(|e| e.to_string())?;
+    let mut out: Vec<Arc<dyn Device>> = Vec::new();
+    for i in 0..n.max(0) as usize {
+        out.push(Arc::new(CudaGpu::open(i)?));
+    }
+    Ok(out)
+}
+
+/// How many page-locked staging buffers a device keeps.
+const STAGING_BUFFERS: usize = 4;
+
+/// One GPU.
+pub struct CudaGpu {
+    name: String,
+    ctx: Arc<CudaContext>,
+    compute: Arc<CudaStream>,
+    copy: Arc<CudaStream>,
+    blas: CudaBlas,
+    kernels: Kernels,
+    /// Page-locked upload buffers, most recently used last.
+    staging: Mutex<Vec<PinnedHostSlice<f32>>>,
+}
+
+impl fmt::Debug for CudaGpu {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CudaGpu")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An event recorded on one of a device's streams.
+struct GpuEvent(CudaEvent);
+
+impl fmt::Debug for GpuEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GpuEvent")
+    }
+}
+
+impl Event for GpuEvent {
+    fn is_complete(&self) -> bool {
+        self.0.is_complete()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn wait(&self) -> Result<(), DeviceError> {
+        self.0.synchronize().map_err(|e| DeviceError {
+            device: "cuda".into(),
+            msg: e.to_string(),
+        })
+    }
+}
+
+impl CudaGpu {
+    fn open(ordinal: usize) -> Result<CudaGpu, String> {
+        let name = format!("cuda:{ordinal}");
+        let err = |what: &str, e: &dyn fmt::Display| format!("{name}: {what}: {e}");
+        let ctx = CudaContext::new(ordinal).map_err(|e| err("context", &e))?;
+        let compute = ctx.new_stream().map_err(|e| err("stream", &e))?;
+        let copy = ctx.new_stream().map_err(|e| err("stream", &e))?;
+        let blas = CudaBlas::new(compute.clone()).map_err(|e| err("cublas", &e))?;
+        let kernels = Kernels::load(&ctx).map_err(|e| err("kernels", &e))?;
+        Ok(CudaGpu {
+            name,
+            ctx,
+            compute,
+            copy,
+            blas,
+            kernels,
+            staging: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn fail(&self, e: impl fmt::Display) -> DeviceError {
+        DeviceError {
+            device: self.name.clone(),
+            msg: e.to_string(),
+        }
+    }
+
+    /// The backend slice inside `mem`, after ordering `stream` behind its producer.
+    fn input<'a>(
+        &self,
+        mem: &'a DeviceMem,
+        stream: &CudaStream,
+    ) -> Result<&'a CudaSlice<f32>, DeviceError> {
+        let slice = mem
+            .data
+            .downcast_ref::<CudaSlice<f32>>()
+            .ok_or_else(|| self.fail("buffer from another backend"))?;
+        if let Some(GpuEvent(ev)) = event_of(mem) {
+            stream.wait(ev).map_err(|e| self.fail(e))?;
+        }
+        Ok(slice)
+    }
+
+    /// Wraps a kernel's output with an event recorded on the compute stream.
+    fn output(&self, out: CudaSlice<f32>) -> Result<Option<DeviceMem>, DeviceError> {
+        let ev = self.compute.record_event(None).map_err(|e| self.fail(e))?;
+        Ok(Some(DeviceMem {
+            data: Arc::new(out) as Arc<dyn Any + Send + Sync>,
+            ready: Arc::new(GpuEvent(ev)),
+        }))
+    }
+
+    /// A page-locked buffer of exactly `len` values, reused when one is free.
+    fn staging_buffer(&self, len: usize) -> Result<PinnedHostSlice<f32>, DeviceError> {
+        let mut pool = self.staging.lock();
+        if let Some(i) = pool.iter().position(|p| p.len() == len) {
+            return Ok(pool.remove(i));
+        }
+        drop(pool);
+        // SAFETY: the buffer's contents are uninitialised; `upload` writes
+        // all `len` values before the copy reads them.
+        unsafe { self.ctx.alloc_pinned::<f32>(len) }.map_err(|e| self.fail(e))
+    }
+}
+
+fn event_of(mem: &DeviceMem) -> Option<&GpuEvent> {
+    mem.ready.as_any().downcast_ref::<GpuEvent>()
+}
+
+impl Device for CudaGpu {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn upload(&self, host: &[f32]) -> Result<DeviceMem, DeviceError> {
+        if host.is_empty() {
+            let out = self.copy.alloc_zeros::<f32>(0).map_err(|e| self.fail(e))?;
+            let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
+            return Ok(DeviceMem {
+                data: Arc::new(out),
+                ready: Arc::new(GpuEvent(ev)),
+            });
+        }
+        let mut pinned = self.staging_buffer(host.len())?;
+        // as_mut_slice waits for the buffer's previous copy to finish
+        pinned
+            .as_mut_slice()
+            .map_err(|e| self.fail(e))?
+            .copy_from_slice(host);
+        let mut dst = self
+            .copy
+            .alloc_zeros::<f32>(host.len())
+            .map_err(|e| self.fail(e))?;
+        self.copy
+            .memcpy_htod(&pinned, &mut dst)
+            .map_err(|e| self.fail(e))?;
+        let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
+        let mut pool = self.staging.lock();
+        if pool.len() >= STAGING_BUFFERS {
+            pool.remove(0);
+        }
+        pool.push(pinned);
+        Ok(DeviceMem {
+            data: Arc::new(dst),
+            ready: Arc::new(GpuEvent(ev)),
+        })
+    }
+
+    fn download(&self, mem: &DeviceMem, len: usize) -> Result<Vec<f32>, DeviceError> {
+        let src = self.input(mem, &self.copy)?;
+        if src.len() != len {
+            return Err(self.fail(format!("buffer holds {} values, want {len}", src.len())));
+        }
+        let out = self.copy.clone_dtoh(src).map_err(|e| self.fail(e))?;
+        self.copy.synchronize().map_err(|e| self.fail(e))?;
+        Ok(out)
+    }
+
+    fn matmul(
+        &self,
+        a: &DeviceMem,
+        b: &DeviceMem,
+        d: MatmulDims,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        let (sa, sb) = (self.input(a, &self.compute)?, self.input(b, &self.compute)?);
+        let MatmulDims { m, k, n } = d;
+        let mut out = self
+            .compute
+            .alloc_zeros::<f32>(m * n)
+            .map_err(|e| self.fail(e))?;
+        if m == 0 || n == 0 || k == 0 {
+            return self.output(out);
+        }
+        let dim = |x: usize| {
+            i32::try_from(x).map_err(|_| self.fail(format!("dimension {x} too large for cublas")))
+        };
+        // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
+        let cfg = GemmConfig {
+            transa: cublasOperation_t::CUBLAS_OP_N,
+            transb: cublasOperation_t::CUBLAS_OP_N,
+            m: dim(n)?,
+            n: dim(m)?,
+            k: dim(k)?,
+            alpha: 1.0f32,
+            lda: dim(n)?,
+            ldb: dim(k)?,
+            beta: 0.0f32,
+            ldc: dim(n)?,
+        };
+        // SAFETY: `sb` is k x n, `sa` is m x k and `out` m x n (row-major),
+        // i.e. column-major n x k, k x m and n x m with the leading
+        // dimensions given; cuBLAS reads and writes only within them.
+        unsafe { self.blas.gemm(cfg, sb, sa, &mut out) }.map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
+    fn unary(
+        &self,
+        op: UnaryOp,
+        a: &DeviceMem,
+        _len: usize,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.input(a, &self.compute)?;
+        let out = self
+            .kernels
+            .unary(&self.compute, op, sa)
+            .map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
+    fn binary(
+        &self,
+        op: BinOp,
+        a: &DeviceMem,
+        b: &DeviceMem,
+        layout: Layout,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        let (sa, sb) = (self.input(a, &self.compute)?, self.input(b, &self.compute)?);
+        let out = self
+            .kernels
+            .binary(&self.compute, op, sa, sb, layout)
+            .map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
+    fn scalar(
+        &self,
+        op: BinOp,
+        a: &DeviceMem,
+        s: f32,
+        left: bool,
+        _len: usize,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.input(a, &self.compute)?;
+        let out = self
+            .kernels
+            .scalar(&self.compute, op, sa, s, left)
+            .map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+}

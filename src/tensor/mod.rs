@@ -1,0 +1,245 @@
+//! Tensors: immutable f32 arrays with a shape and a device (spec section 8).
+//!
+//! Invariants:
+//! - A `Tensor` never changes after it is made; `Clone` shares its storage
+//!   (an `Arc`). Kernels that take a tensor by value reuse its buffer when
+//!   they hold the only reference (copy-on-write), so no holder of a clone
+//!   ever sees a write.
+//! - Host storage holds exactly `shape.numel()` values in row-major order.
+//! - A device tensor holds a [`DeviceBuffer`] of the same length, plus the
+//!   event its producer recorded; [`Tensor::ready`] waits for that event.
+//!
+//! Table of contents: `create` (zeros, ones, full, randn, tensor_from,
+//! shape, numel), `elementwise` (+ - * /, broadcasting, relu, exp, ...),
+//! `reduce` (sum, mean, softmax, argmax_rows, ...), `linalg` (matmul,
+//! transpose), `index` (rows, gather, get, onehot), `dataset`
+//! (load_dataset), `compute` (the compute pool for long kernels), `place`
+//! (devices, to, and running kernels where their operands live).
+
+mod compute;
+mod create;
+mod dataset;
+mod elementwise;
+mod error;
+mod index;
+mod linalg;
+mod place;
+mod reduce;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::device::DeviceBuffer;
+
+pub use crate::device::{BinOp, UnaryOp};
+pub use compute::{compute, pool_threads, INLINE_COST};
+pub use create::{full, numel, ones, randn, shape, tensor_from, zeros};
+pub use dataset::{load_dataset, Dataset};
+pub use elementwise::{
+    add, binary, div, exp, log, mul, neg, relu, relu_mask, scalar_tensor, sub, tensor_scalar, unary,
+};
+pub use error::TensorError;
+pub use index::{gather, get, onehot, rows};
+pub use linalg::{matmul, matmul_cost, transpose};
+pub use place::{device, devices, to, to_device};
+pub use reduce::{argmax_rows, mean, softmax, sum, sum_rows};
+
+/// The dimensions of a tensor; cheap to clone. Displays as `[2,3]`.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Shape(Arc<[usize]>);
+
+impl Shape {
+    /// A shape with these dimensions.
+    pub fn new(dims: &[usize]) -> Shape {
+        Shape(dims.into())
+    }
+
+    /// The dimensions.
+    pub fn dims(&self) -> &[usize] {
+        &self.0
+    }
+
+    /// The number of elements (product of the dimensions).
+    pub fn numel(&self) -> usize {
+        self.0.iter().product()
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{d}")?;
+        }
+        f.write_str("]")
+    }
+}
+
+/// Where a tensor's values live.
+#[derive(Clone, Debug)]
+pub(crate) enum Storage {
+    /// In host memory, row-major.
+    Host(Arc<Vec<f32>>),
+    /// In a device's memory.
+    Device(DeviceBuffer),
+}
+
+/// An immutable f32 array with a shape and a device.
+///
+/// The zero value (`Tensor::default()`) has shape `[0]` on the CPU.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    shape: Shape,
+    storage: Storage,
+}
+
+impl Default for Tensor {
+    fn default() -> Self {
+        Tensor::host(Shape::new(&[0]), Vec::new())
+    }
+}
+
+impl fmt::Display for Tensor {
+    /// The printed form of spec section 7: `tensor[2,3]@cpu`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tensor{}@{}", self.shape, self.device_name())
+    }
+}
+
+impl Tensor {
+    /// A host tensor from row-major values; `values.len()` must equal the
+    /// shape's element count.
+    pub fn from_vec(dims: &[usize], values: Vec<f32>) -> Result<Tensor, TensorError> {
+        let shape = Shape::new(dims);
+        if shape.numel() != values.len() {
+            return Err(TensorError::ListLength {
+                len: values.len(),
+                shape: shape.to_string(),
+            });
+        }
+        Ok(Tensor::host(shape, values))
+    }
+
+    /// Internal constructor; the caller keeps `values.len() == shape.numel()`.
+    pub(crate) fn host(shape: Shape, values: Vec<f32>) -> Tensor {
+        debug_assert_eq!(shape.numel(), values.len());
+        Tensor {
+            shape,
+            storage: Storage::Host(Arc::new(values)),
+        }
+    }
+
+    pub(crate) fn on_device(shape: Shape, buf: DeviceBuffer) -> Tensor {
+        Tensor {
+            shape,
+            storage: Storage::Device(buf),
+        }
+    }
+
+    pub(crate) fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The dimensions.
+    pub fn dims(&self) -> &[usize] {
+        self.shape.dims()
+    }
+
+    /// The number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.numel()
+    }
+
+    /// The device's name: `"cpu"`, `"cuda:0"`, ...
+    pub fn device_name(&self) -> &str {
+        match &self.storage {
+            Storage::Host(_) => "cpu",
+            Storage::Device(b) => b.device.name(),
+        }
+    }
+
+    /// The values when the tensor is in host memory (`None` on a device).
+    pub fn host_values(&self) -> Option<&[f32]> {
+        match &self.storage {
+            Storage::Host(v) => Some(v),
+            Storage::Device(_) => None,
+        }
+    }
+
+    /// A copy of the values in host memory (downloads from a device).
+    pub fn to_vec(&self) -> Result<Vec<f32>, TensorError> {
+        match &self.storage {
+            Storage::Host(v) => Ok(v.to_vec()),
+            Storage::Device(b) => Ok(b.download()?),
+        }
+    }
+
+    /// Whether both tensors share one storage buffer (copy-on-write not yet done).
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        match (&self.storage, &other.storage) {
+            (Storage::Host(a), Storage::Host(b)) => Arc::ptr_eq(a, b),
+            (Storage::Device(a), Storage::Device(b)) => a.same_memory(b),
+            _ => false,
+        }
+    }
+
+    /// Waits until the tensor's values are computed: at once on the CPU; on a
+    /// device, until the event its producer recorded has completed (without
+    /// blocking the worker: the wait runs on the compute pool).
+    pub async fn ready(&self) -> Result<(), TensorError> {
+        match &self.storage {
+            Storage::Host(_) => Ok(()),
+            Storage::Device(b) => {
+                if b.mem.ready.is_complete() {
+                    return Ok(());
+                }
+                let ev = b.mem.ready.clone();
+                Ok(compute(usize::MAX, move || ev.wait()).await?)
+            }
+        }
+    }
+
+    /// This tensor with host values, downloading from a device if needed.
+    pub(crate) fn to_host(&self) -> Result<Tensor, TensorError> {
+        match &self.storage {
+            Storage::Host(_) => Ok(self.clone()),
+            Storage::Device(b) => Ok(Tensor::host(self.shape.clone(), b.download()?)),
+        }
+    }
+
+    /// The host values as a uniquely owned buffer: reused when this is the
+    /// only reference, else copied (the copy-on-write step).
+    pub(crate) fn into_unique_host(self) -> Result<Vec<f32>, TensorError> {
+        match self.storage {
+            Storage::Host(v) => Ok(Arc::try_unwrap(v).unwrap_or_else(|v| v.to_vec())),
+            Storage::Device(b) => Ok(b.download()?),
+        }
+    }
+
+    /// Whether the host buffer may be written in place (sole reference).
+    pub(crate) fn is_unique_host(&mut self) -> bool {
+        match &mut self.storage {
+            Storage::Host(v) => Arc::get_mut(v).is_some(),
+            Storage::Device(_) => false,
+        }
+    }
+}
+
+/// Allocates `n` zeroed values, reporting an allocation failure as an error.
+pub(crate) fn alloc(op: &'static str, shape: &Shape, n: usize) -> Result<Vec<f32>, TensorError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| TensorError::TooLarge {
+        op,
+        shape: shape.to_string(),
+    })?;
+    v.resize(n, 0.0);
+    Ok(v)
+}

@@ -1,0 +1,99 @@
+//! Devices from the tensor side: `devices()`, `device(t)`, `to(t, dev)`,
+//! and the helpers kernels use to run where their operands live.
+//!
+//! A kernel first finds the one device all its operands share
+//! (`common_device`; operands on different devices are an error). On the
+//! host it runs the CPU loop. On a device it offers the work to the
+//! backend's hook; when the backend declines (`Ok(None)`), it downloads the
+//! operands, runs the CPU loop and uploads the result (`back_to`).
+
+use std::sync::Arc;
+
+use super::{Storage, Tensor, TensorError};
+use crate::device::{self, Device, DeviceBuffer, DeviceMem};
+
+/// `devices()`: the present devices' names, `"cpu"` first.
+pub fn devices() -> Vec<String> {
+    device::devices()
+}
+
+/// `device(t)`: the name of the device holding `t`.
+pub fn device(t: &Tensor) -> String {
+    t.device_name().to_string()
+}
+
+/// `to(t, dev)`: a copy of `t` on the named device. On a GPU the copy is
+/// asynchronous; the result's `ready()` (and every kernel using it) waits
+/// for it. Fails with `device "NAME" is not present` for an absent device.
+pub fn to(t: &Tensor, dev: &str) -> Result<Tensor, TensorError> {
+    match device::lookup(dev)? {
+        None => t.to_host(),
+        Some(d) => to_device(t, &d),
+    }
+}
+
+/// Copies `t` to a given backend device (also usable with devices that are
+/// not in the registry, e.g. test doubles).
+pub fn to_device(t: &Tensor, dev: &Arc<dyn Device>) -> Result<Tensor, TensorError> {
+    if t.device_name() == dev.name() {
+        return Ok(t.clone());
+    }
+    let host = t.to_host()?;
+    let values = host.host_values().unwrap_or(&[]);
+    let mem = dev.upload(values)?;
+    Ok(wrap(t.shape().clone(), dev, mem))
+}
+
+/// A tensor over backend memory on `dev`.
+pub(crate) fn wrap(shape: super::Shape, dev: &Arc<dyn Device>, mem: DeviceMem) -> Tensor {
+    let len = shape.numel();
+    Tensor::on_device(
+        shape,
+        DeviceBuffer {
+            device: dev.clone(),
+            mem,
+            len,
+        },
+    )
+}
+
+/// The device every operand lives on: `None` for the host.
+pub(crate) fn common_device(
+    op: &'static str,
+    ts: &[&Tensor],
+) -> Result<Option<Arc<dyn Device>>, TensorError> {
+    let mut found: Option<&Tensor> = None;
+    for t in ts {
+        match found {
+            None => found = Some(t),
+            Some(f) if f.device_name() != t.device_name() => {
+                return Err(TensorError::DeviceMismatch {
+                    op,
+                    a: f.device_name().to_string(),
+                    b: t.device_name().to_string(),
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(match found.map(Tensor::storage) {
+        Some(Storage::Device(b)) => Some(b.device.clone()),
+        _ => None,
+    })
+}
+
+/// Moves a host result back to the operands' device (no-op for the host).
+pub(crate) fn back_to(t: Tensor, dev: &Option<Arc<dyn Device>>) -> Result<Tensor, TensorError> {
+    match dev {
+        None => Ok(t),
+        Some(d) => to_device(&t, d),
+    }
+}
+
+/// The backend memory of a device tensor (callers checked the placement).
+pub(crate) fn mem(t: &Tensor) -> Option<&DeviceMem> {
+    match t.storage() {
+        Storage::Device(b) => Some(&b.mem),
+        Storage::Host(_) => None,
+    }
+}

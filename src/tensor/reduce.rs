@@ -1,0 +1,116 @@
+//! Reductions: `sum mean sum_rows argmax_rows softmax`.
+//!
+//! `sum` and `mean` accumulate in f64 (the language's float) over f32
+//! values. `softmax` works on rows (a 1-d tensor is one row) and subtracts
+//! each row's maximum before `exp`, so large inputs do not overflow.
+//! Device tensors are downloaded: these return host values, or are small.
+
+use super::place::{back_to, common_device};
+use super::{alloc, Shape, Tensor, TensorError};
+
+fn host(op: &'static str, t: &Tensor) -> Result<Tensor, TensorError> {
+    common_device(op, &[t])?;
+    t.to_host()
+}
+
+/// `sum(t)`: the sum of all elements, as a float.
+pub fn sum(t: &Tensor) -> Result<f64, TensorError> {
+    let h = host("sum", t)?;
+    Ok(h.host_values()
+        .unwrap_or(&[])
+        .iter()
+        .map(|&x| f64::from(x))
+        .sum())
+}
+
+/// `mean(t)`: the mean of all elements (NaN for an empty tensor, as 0/0).
+pub fn mean(t: &Tensor) -> Result<f64, TensorError> {
+    Ok(sum(t)? / t.numel() as f64)
+}
+
+/// The `[m, n]` of a 2-d tensor, or a rank error naming the builtin.
+fn matrix(op: &'static str, t: &Tensor) -> Result<(usize, usize), TensorError> {
+    match *t.dims() {
+        [m, n] => Ok((m, n)),
+        _ => Err(TensorError::Rank {
+            op,
+            expected: "2-d",
+            shape: t.shape().clone(),
+        }),
+    }
+}
+
+/// `sum_rows(t)`: adds the `m` rows of `[m, n]`, giving `[n]`.
+pub fn sum_rows(t: &Tensor) -> Result<Tensor, TensorError> {
+    let (_, n) = matrix("sum_rows", t)?;
+    let dev = common_device("sum_rows", &[t])?;
+    let h = t.to_host()?;
+    let shape = Shape::new(&[n]);
+    let mut out = alloc("sum_rows", &shape, n)?;
+    if n > 0 {
+        for row in h.host_values().unwrap_or(&[]).chunks_exact(n) {
+            for (o, &x) in out.iter_mut().zip(row) {
+                *o += x;
+            }
+        }
+    }
+    back_to(Tensor::host(shape, out), &dev)
+}
+
+/// `argmax_rows(t)`: for each row of `[m, n]`, the index of its largest
+/// element (the first one on ties).
+pub fn argmax_rows(t: &Tensor) -> Result<Vec<i64>, TensorError> {
+    let (m, n) = matrix("argmax_rows", t)?;
+    if n == 0 && m > 0 {
+        return Err(TensorError::EmptyRows {
+            op: "argmax_rows",
+            shape: t.shape().clone(),
+        });
+    }
+    let h = host("argmax_rows", t)?;
+    Ok(h.host_values()
+        .unwrap_or(&[])
+        .chunks_exact(n.max(1))
+        .map(|row| {
+            let mut best = 0;
+            for (j, &x) in row.iter().enumerate() {
+                if x > row[best] {
+                    best = j;
+                }
+            }
+            best as i64
+        })
+        .collect())
+}
+
+/// `softmax(t)`: each row of a 2-d tensor (or the one row of a 1-d tensor)
+/// mapped to `exp(x - max) / sum(exp(x - max))`.
+pub fn softmax(t: &Tensor) -> Result<Tensor, TensorError> {
+    let n = match *t.dims() {
+        [n] | [_, n] => n,
+        _ => {
+            return Err(TensorError::Rank {
+                op: "softmax",
+                expected: "1-d or 2-d",
+                shape: t.shape().clone(),
+            })
+        }
+    };
+    let dev = common_device("softmax", &[t])?;
+    let mut out = t.to_host()?.into_unique_host()?;
+    if n > 0 {
+        for row in out.chunks_exact_mut(n) {
+            let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let mut total = 0.0f32;
+            for x in row.iter_mut() {
+                *x = (*x - max).exp();
+                total += *x;
+            }
+            let inv = 1.0 / total;
+            for x in row.iter_mut() {
+                *x *= inv;
+            }
+        }
+    }
+    back_to(Tensor::host(t.shape().clone(), out), &dev)
+}
