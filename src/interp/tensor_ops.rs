@@ -45,9 +45,3 @@ tensor_ops! {
 pub async fn run(op: TensorOp, _args: Vec<Value>) -> Result<Value, Fail> {
     Err(format!("tensor op {} not available", op.name()))
 }
-
-/// A value just received from a channel, once usable (a tensor waits for
-/// its pending device copy).
-pub async fn arrived(v: Value) -> Result<Value, Fail> {
-    Ok(v)
-}
