@@ -181,10 +181,16 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 runtime::sleep(dur).await;
                 runtime::clear_wait();
             }
-            Wait::Tensor { op, args, at } => match tensor_ops::run(op, args).await {
-                Ok(v) => st.write_out(prog, at, v),
-                Err(m) => return st.fail(prog, at, m),
-            },
+            Wait::Tensor { op, args, at } => {
+                // A compute pool thread or a device will wake this task: the
+                // run is not deadlocked while it waits.
+                let _hold = runtime::external_wait();
+                let _span = runtime::trace_span(op.name());
+                match tensor_ops::run(op, args).await {
+                    Ok(v) => st.write_out(prog, at, v),
+                    Err(m) => return st.fail(prog, at, m),
+                }
+            }
         }
     }
 }
