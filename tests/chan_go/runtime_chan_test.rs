@@ -237,12 +237,12 @@ fn test_select_stress() {
     let c: [Chan<i32>; 4] = [Chan::new(0), Chan::new(0), Chan::new(2), Chan::new(3)];
     const N: usize = 1_000;
     let mut hs = Vec::new();
-    for k in 0..4 {
-        let ck = c[k].clone();
+    for ck in &c {
+        let ck2 = ck.clone();
         hs.push(thread::spawn(move || {
-            (0..N).for_each(|_| ck.send_blocking(0).unwrap())
+            (0..N).for_each(|_| ck2.send_blocking(0).unwrap())
         }));
-        let ck = c[k].clone();
+        let ck = ck.clone();
         hs.push(thread::spawn(move || {
             (0..N).for_each(|_| assert!(ck.recv_blocking().is_some()))
         }));

@@ -87,9 +87,7 @@ fn sieve(go: &Go) -> Chan<u32> {
                 let m = multiples(&go, p);
                 let Some(head) = m.recv().await else { return };
                 let advance = async |heap: &mut BinaryHeap<Reverse<(u32, usize)>>| {
-                    let Some(Reverse((h, i))) = heap.pop() else {
-                        return None;
-                    };
+                    let Reverse((h, i)) = heap.pop()?;
                     let next = chans[i].recv().await?;
                     heap.push(Reverse((next, i)));
                     Some(h)
