@@ -61,8 +61,15 @@ impl Task {
             }),
             wait: Mutex::new(None),
             shared,
-            slot: AtomicUsize::new(usize::MAX),
+            slot: AtomicUsize::new(super::registry::UNREGISTERED),
         })
+    }
+
+    /// Marks the task finished and drops its future (the run is ending).
+    pub fn abandon(&self) {
+        self.state.finish();
+        // A future whose drop panics must not make `run` panic.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.drop_future()));
     }
 
     /// Drops the future (the task finished or the run is ending).
