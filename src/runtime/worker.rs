@@ -148,6 +148,8 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     let id = task.id;
     // The task sits in `current` during the poll (set_wait and friends read
     // it); only shared borrows of `current` are taken until it is taken back.
+    ctx.wait_published
+        .set(task.has_wait.load(Ordering::Relaxed));
     *ctx.current.borrow_mut() = Some(task);
     let res = {
         let current = ctx.current.borrow();
@@ -175,6 +177,7 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     let Some(task) = ctx.current.borrow_mut().take() else {
         return;
     };
+    let wait = ctx.wait.borrow_mut().take();
     ctx.trace_event("run".into(), "run", t0, id);
     match res {
         Poll::Pending => {
@@ -182,6 +185,11 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
             // another worker may poll it.
             if !Registry::is_registered(&task) {
                 shared.registry.insert(task.clone());
+            }
+            // Publish the wait reason for the deadlock report.
+            if let Some(w) = wait {
+                *lock(&task.wait) = Some(w);
+                task.has_wait.store(true, Ordering::Relaxed);
             }
             if task.state.stop_running() {
                 // Woken during its own poll (yield_now): back of the queue.
