@@ -28,6 +28,7 @@ mod elementwise;
 mod error;
 mod index;
 mod linalg;
+mod mathf;
 mod place;
 mod reduce;
 

@@ -6,7 +6,7 @@
 //! Device tensors are downloaded: these return host values, or are small.
 
 use super::place::{back_to, common_device};
-use super::{alloc, Shape, Tensor, TensorError};
+use super::{alloc, mathf, Shape, Tensor, TensorError};
 
 fn host(op: &'static str, t: &Tensor) -> Result<Tensor, TensorError> {
     common_device(op, &[t])?;
@@ -101,11 +101,10 @@ pub fn softmax(t: &Tensor) -> Result<Tensor, TensorError> {
     if n > 0 {
         for row in out.chunks_exact_mut(n) {
             let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut total = 0.0f32;
             for x in row.iter_mut() {
-                *x = (*x - max).exp();
-                total += *x;
+                *x = mathf::exp(*x - max);
             }
+            let total: f32 = row.iter().sum();
             let inv = 1.0 / total;
             for x in row.iter_mut() {
                 *x *= inv;
