@@ -14,7 +14,7 @@
 //!
 //! Table of contents: `create` (zeros, ones, full, randn, tensor_from,
 //! shape, numel), `elementwise` (+ - * /, broadcasting, relu, exp, ...),
-//! `reduce` (sum, mean, softmax, argmax_rows, ...), `linalg` (matmul,
+//! `mathf` (vectorizable exp and ln), `reduce` (sum, mean, softmax, argmax_rows, ...), `linalg` (matmul,
 //! transpose), `index` (rows, gather, get, onehot), `dataset`
 //! (load_dataset), `compute` (the compute pool for long kernels), `place`
 //! (devices, to, and running kernels where their operands live),
