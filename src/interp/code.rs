@@ -8,7 +8,8 @@
 //!   function is `Ret` or `End`, so the program counter never runs off;
 //! - `locs[pc]` is the source location of the op that produced `code[pc]`;
 //! - a `go` block is its own `Func` that shares the frame layout (and the
-//!   template) of the function it appears in.
+//!   template) of the function it appears in;
+//! - the last template slot is the junk slot (see `lower.rs`).
 
 use std::sync::Arc;
 
@@ -40,6 +41,11 @@ pub struct Func {
     pub params: Vec<Slot>,
     pub code: Vec<Instr>,
     pub locs: Vec<SrcLoc>,
+    /// Every template value is a scalar (int, float, bool), so every slot
+    /// but the last (the junk slot, which `_` outputs of any type write to)
+    /// only ever holds scalars: a call may copy the template bitwise and a
+    /// return need only clear the junk slot.
+    pub scalar_frame: bool,
 }
 
 /// Integer binary operators.
@@ -279,6 +285,46 @@ pub enum Instr {
         y: Slot,
         to: Pc,
     },
+    /// `out = x + k` on ints (also `x - K`, with `k = -K`): see `peephole`.
+    AddK {
+        x: Slot,
+        k: i64,
+        out: Slot,
+    },
+    /// `out = x op k` on ints, `k` a constant.
+    IntK {
+        op: IntOp,
+        x: Slot,
+        k: i64,
+        out: Slot,
+    },
+    /// `out = x + y` on ints.
+    AddInt {
+        x: Slot,
+        y: Slot,
+        out: Slot,
+    },
+    /// `CmpJump` on ints against a constant: jump to `to` unless `x op k`.
+    CmpJumpK {
+        op: CmpOp,
+        x: Slot,
+        k: i64,
+        to: Pc,
+    },
+    /// A `for` loop's increment, back edge and condition in one: `out = x +
+    /// k`, count the back edge against the preemption budget (yielding
+    /// with the program counter at `top`, the loop's `CmpJumpK`), then go to
+    /// `top + 1` if `cx op bound`, else to `exit`.
+    LoopK {
+        x: Slot,
+        k: i64,
+        out: Slot,
+        op: CmpOp,
+        cx: Slot,
+        bound: i64,
+        top: Pc,
+        exit: Pc,
+    },
     Print {
         args: Box<[Slot]>,
     },
@@ -322,6 +368,9 @@ impl Instr {
             Instr::Const { out, .. }
             | Instr::Copy { out, .. }
             | Instr::Int { out, .. }
+            | Instr::AddK { out, .. }
+            | Instr::IntK { out, .. }
+            | Instr::AddInt { out, .. }
             | Instr::Float { out, .. }
             | Instr::Concat { out, .. }
             | Instr::Cmp { out, .. }

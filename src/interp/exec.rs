@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use crate::chan::{Chan, Outcome, Select, Selected, TryRecvError, TrySendError};
 use crate::runtime::{self, TaskEnd, WaitKind};
+use crate::tensor::Tensor;
 
 use super::code::Program;
 use super::code::{Func, FuncId, Instr, IntOp, Pc, Slot};
@@ -126,6 +127,21 @@ enum Wait {
         args: Vec<Value>,
         at: usize,
     },
+    /// A tensor just received from a channel, still in flight to its
+    /// device: the receiver waits for it (issue 7).
+    Ready {
+        t: Box<Tensor>,
+        at: usize,
+    },
+}
+
+/// The tensor to wait for after receiving `v`, if it is one whose values
+/// may not be there yet (on a device).
+fn in_flight(v: &Value) -> Option<Box<Tensor>> {
+    match v {
+        Value::Tensor(t) if t.host_values().is_none() => Some(t.clone()),
+        _ => None,
+    }
 }
 
 async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> TaskEnd {
@@ -168,20 +184,35 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 runtime::set_wait(WaitKind::ChanRecv, st.loc(prog, at));
                 let got = ch.recv().await;
                 runtime::clear_wait();
-                st.deliver(prog, at, got);
+                if let Some(t) = st.deliver(prog, at, got) {
+                    if let Err(m) = wait_ready(&t).await {
+                        return st.fail(prog, at, m);
+                    }
+                }
             }
             Wait::Select { sel, at } => {
                 runtime::set_wait(WaitKind::Select, st.loc(prog, at));
                 let chosen = sel.select(&mut st.rng).await;
                 runtime::clear_wait();
-                if let Err(m) = st.selected(prog, at, chosen) {
-                    return st.fail(prog, at, m);
+                match st.selected(prog, at, chosen) {
+                    Err(m) => return st.fail(prog, at, m),
+                    Ok(Some(t)) => {
+                        if let Err(m) = wait_ready(&t).await {
+                            return st.fail(prog, at, m);
+                        }
+                    }
+                    Ok(None) => {}
                 }
             }
             Wait::Sleep { dur, at } => {
                 runtime::set_wait(WaitKind::Sleep, st.loc(prog, at));
                 runtime::sleep(dur).await;
                 runtime::clear_wait();
+            }
+            Wait::Ready { t, at } => {
+                if let Err(m) = wait_ready(&t).await {
+                    return st.fail(prog, at, m);
+                }
             }
             Wait::Tensor { op, args, at } => {
                 // A compute pool thread or a device will wake this task: the
@@ -223,8 +254,10 @@ impl TaskState {
         }
     }
 
-    /// Completes a receive that waited.
-    fn deliver(&mut self, prog: &Program, at: usize, got: Option<Value>) {
+    /// Completes a receive that waited; returns a received tensor to wait
+    /// for.
+    fn deliver(&mut self, prog: &Program, at: usize, got: Option<Value>) -> Option<Box<Tensor>> {
+        let pending = got.as_ref().and_then(in_flight);
         if let Some(Instr::Recv { out, ok, zero, .. }) = self.instr(prog, at) {
             let okv = got.is_some();
             let (out, ok) = (*out, *ok);
@@ -235,20 +268,28 @@ impl TaskState {
                 self.set(k, Value::Bool(okv));
             }
         }
+        pending
     }
 
     /// Completes a select: stores what the chosen case received and jumps
-    /// to its block.
-    fn selected(&mut self, prog: &Program, at: usize, chosen: Selected<Value>) -> Result<(), Fail> {
+    /// to its block; returns a received tensor to wait for.
+    fn selected(
+        &mut self,
+        prog: &Program,
+        at: usize,
+        chosen: Selected<Value>,
+    ) -> Result<Option<Box<Tensor>>, Fail> {
         let Some(Instr::Select { cases, .. }) = self.instr(prog, at) else {
             return Err("select: lost its instruction".into());
         };
         let Some(case) = cases.get(chosen.index) else {
             return Err("select: bad case index".into());
         };
+        let mut pending = None;
         match chosen.outcome {
             Outcome::Received(got) => {
                 let okv = got.is_some();
+                pending = got.as_ref().and_then(in_flight);
                 if let Some(o) = case.recv {
                     self.set(o, got.unwrap_or_else(|| case.zero.clone()));
                 }
@@ -260,7 +301,7 @@ impl TaskState {
             Outcome::SendClosed(_) => return Err("send on closed channel".into()),
         }
         self.pc = case.target as usize;
-        Ok(())
+        Ok(pending)
     }
 
     /// Stores the result of a tensor op that was awaited.
@@ -300,6 +341,12 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
     };
     let mut pc = *pc_out;
     let mut base = *base_out;
+    // The current frame and code as local slices, so their pointers and
+    // lengths stay in registers (a store through the stack's `Vec` could
+    // otherwise alias them and force reloads). Re-derived at calls and
+    // returns, the only places that change frame.
+    let mut fs: &mut [Value] = stack.get_mut(base..).unwrap_or_default();
+    let mut code: &[Instr] = &f.code;
     let fail = |f: &Func, at: usize, msg: Fail| {
         Wait::End(TaskEnd::Panic {
             msg,
@@ -308,13 +355,13 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
     };
     let wait: Wait = 'run: loop {
         let at = pc;
-        let Some(instr) = f.code.get(at) else {
+        let Some(instr) = code.get(at) else {
             break 'run fail(f, at, "program counter out of range".into());
         };
         pc += 1;
         macro_rules! s {
             ($slot:expr) => {
-                stack[base + $slot as usize]
+                fs[$slot as usize]
             };
         }
         macro_rules! tri {
@@ -414,19 +461,19 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::SetIndex { x, i, v, out } => {
                 let val = s!(*v).clone();
                 let idx = s!(*i).clone();
-                let mut l = take_or_clone(stack, base, *x, *out);
+                let mut l = take_or_clone(fs, *x, *out);
                 tri!(ops::set_index(&mut l, &idx, val));
                 s!(*out) = l;
             }
             Instr::Slice { x, lo, hi, out } => {
-                let lo = lo.map(|s| &stack[base + s as usize]);
-                let hi = hi.map(|s| &stack[base + s as usize]);
+                let lo = lo.map(|s| &fs[s as usize]);
+                let hi = hi.map(|s| &fs[s as usize]);
                 let r = tri!(ops::slice(&s!(*x), lo, hi));
                 s!(*out) = r;
             }
             Instr::Append { x, elems, out } => {
                 let vals: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
-                let mut l = take_or_clone(stack, base, *x, *out);
+                let mut l = take_or_clone(fs, *x, *out);
                 tri!(ops::append(&mut l, vals.into_iter()));
                 s!(*out) = l;
             }
@@ -439,7 +486,7 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Field { x, idx, out } => s!(*out) = tri!(ops::field(&s!(*x), *idx)),
             Instr::SetField { x, idx, v, out } => {
                 let val = s!(*v).clone();
-                let mut sv = take_or_clone(stack, base, *x, *out);
+                let mut sv = take_or_clone(fs, *x, *out);
                 tri!(ops::set_field(&mut sv, *idx, val));
                 s!(*out) = sv;
             }
@@ -485,11 +532,15 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     },
                 };
                 let okv = got.is_some();
+                let pending = got.as_ref().and_then(in_flight);
                 if let Some(o) = out {
                     s!(*o) = got.unwrap_or_else(|| zero.clone());
                 }
                 if let Some(k) = ok {
                     s!(*k) = Value::Bool(okv);
+                }
+                if let Some(t) = pending {
+                    break 'run Wait::Ready { t, at };
                 }
             }
             Instr::Close { ch } => match tri!(chan_ref(&s!(*ch))) {
@@ -509,6 +560,7 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                         _ => sel.recv(ch),
                     };
                 }
+                let mut pending = None;
                 match sel.try_select(rng) {
                     Some(chosen) => {
                         let Some(case) = cases.get(chosen.index) else {
@@ -517,6 +569,9 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                         match chosen.outcome {
                             Outcome::Received(got) => {
                                 let okv = got.is_some();
+                                if let Some(t) = got.as_ref().and_then(in_flight) {
+                                    pending = Some(t);
+                                }
                                 if let Some(o) = case.recv {
                                     s!(o) = got.unwrap_or_else(|| case.zero.clone());
                                 }
@@ -530,6 +585,9 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                             }
                         }
                         pc = case.target as usize;
+                        if let Some(t) = pending {
+                            break 'run Wait::Ready { t, at };
+                        }
                     }
                     None => match default {
                         Some(d) => pc = *d as usize,
@@ -595,8 +653,27 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 if stack.len() < top {
                     stack.resize(top, Value::Int(0));
                 }
-                for (slot, v) in stack[nb..top].iter_mut().zip(g.template.iter()) {
-                    put(slot, dup(v));
+                let callee = &mut stack[nb..top];
+                if g.scalar_frame && callee.len() == g.template.len() {
+                    // SAFETY: both ranges hold `callee.len()` values and do
+                    // not overlap (the template is its own allocation). The
+                    // template holds only scalars (`scalar_frame`), which own
+                    // nothing, so a bitwise copy is a valid copy. The
+                    // overwritten values are not dropped: slots above the
+                    // caller's frame hold only scalars (`Ret` clears what a
+                    // frame owns), and were one not to, it would leak, never
+                    // be freed twice.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            g.template.as_ptr(),
+                            callee.as_mut_ptr(),
+                            callee.len(),
+                        );
+                    }
+                } else {
+                    for (slot, v) in callee.iter_mut().zip(g.template.iter()) {
+                        put(slot, dup(v));
+                    }
                 }
                 for (p, a) in g.params.iter().zip(args.iter()) {
                     let v = dup(&stack[base + *a as usize]);
@@ -610,8 +687,10 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 });
                 *cur = *func;
                 f = g;
+                code = &f.code;
                 pc = 0;
                 base = nb;
+                fs = &mut stack[base..];
                 *budget -= 1;
                 if *budget == 0 {
                     *budget = BUDGET;
@@ -620,16 +699,21 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             }
             Instr::Ret { .. } | Instr::End => {
                 let v = match instr {
-                    Instr::Ret { val: Some(s) } => Some(std::mem::replace(
-                        &mut stack[base + *s as usize],
-                        Value::Int(0),
-                    )),
+                    Instr::Ret { val: Some(s) } => {
+                        Some(std::mem::replace(&mut fs[*s as usize], Value::Int(0)))
+                    }
                     _ => None,
                 };
                 // Release what the frame holds (its storage stays for the
                 // next call): scalars own nothing and are left as they are.
-                let top = (base + f.template.len()).min(stack.len());
-                for slot in &mut stack[base..top] {
+                let n = f.template.len().min(fs.len());
+                let owning = if f.scalar_frame {
+                    // Only the junk slot (the last) can own anything.
+                    &mut fs[n.saturating_sub(1)..n]
+                } else {
+                    &mut fs[..n]
+                };
+                for slot in owning {
                     if !is_scalar(slot) {
                         *slot = Value::Int(0);
                     }
@@ -642,10 +726,12 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     break 'run Wait::End(TaskEnd::Returned);
                 };
                 f = g;
+                code = &f.code;
                 pc = fr.pc as usize;
                 base = fr.base;
+                fs = &mut stack[base..];
                 if let (Some(r), Some(v)) = (fr.ret, v) {
-                    s!(r) = v;
+                    put(&mut s!(r), v);
                 }
             }
             Instr::Jump { to } => {
@@ -666,6 +752,71 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 };
                 if !r {
                     pc = *to as usize;
+                }
+            }
+            Instr::AddK { x, k, out } => {
+                let r = match &s!(*x) {
+                    Value::Int(a) => a.wrapping_add(*k),
+                    a => break 'run fail(f, at, kind_error("int op", a)),
+                };
+                put(&mut s!(*out), Value::Int(r));
+            }
+            Instr::IntK { op, x, k, out } => {
+                let r = match (&s!(*x), op) {
+                    // Constant divisors other than 0 and -1 cannot fail
+                    // or overflow.
+                    (Value::Int(a), IntOp::Mod) if *k > 0 => a.wrapping_rem(*k),
+                    (Value::Int(a), IntOp::Div) if *k > 0 => a.wrapping_div(*k),
+                    (Value::Int(a), _) => tri!(ops::int_op(*op, *a, *k)),
+                    (a, _) => break 'run fail(f, at, kind_error("int op", a)),
+                };
+                put(&mut s!(*out), Value::Int(r));
+            }
+            Instr::AddInt { x, y, out } => {
+                let r = match (&s!(*x), &s!(*y)) {
+                    (Value::Int(a), Value::Int(b)) => a.wrapping_add(*b),
+                    (a, _) => break 'run fail(f, at, kind_error("int op", a)),
+                };
+                put(&mut s!(*out), Value::Int(r));
+            }
+            Instr::CmpJumpK { op, x, k, to } => {
+                let r = match &s!(*x) {
+                    Value::Int(a) => ops::ord(*op, a, k),
+                    a => break 'run fail(f, at, kind_error("comparison", a)),
+                };
+                if !r {
+                    pc = *to as usize;
+                }
+            }
+            Instr::LoopK {
+                x,
+                k,
+                out,
+                op,
+                cx,
+                bound,
+                top,
+                exit,
+            } => {
+                let r = match &s!(*x) {
+                    Value::Int(a) => a.wrapping_add(*k),
+                    a => break 'run fail(f, at, kind_error("int op", a)),
+                };
+                put(&mut s!(*out), Value::Int(r));
+                // The back edge: as `Jump { to: top }` does.
+                pc = *top as usize;
+                *budget -= 1;
+                if *budget == 0 {
+                    *budget = BUDGET;
+                    break 'run Wait::Yield;
+                }
+                // The condition: as the `CmpJumpK` at `top` does.
+                if let Value::Int(c) = &s!(*cx) {
+                    pc = if ops::ord(*op, c, bound) {
+                        pc + 1
+                    } else {
+                        *exit as usize
+                    };
                 }
             }
             Instr::JumpIfNot { cond, to } => {
@@ -753,16 +904,23 @@ fn put(slot: &mut Value, v: Value) {
 
 /// The value of `x` for an op whose result replaces `out`: taken (no copy,
 /// so copy-on-write can reuse the storage) when `out` is `x`, else cloned.
-fn take_or_clone(stack: &mut [Value], base: usize, x: Slot, out: Slot) -> Value {
-    let xi = base + x as usize;
+fn take_or_clone(fs: &mut [Value], x: Slot, out: Slot) -> Value {
+    let xi = x as usize;
     if x == out {
-        std::mem::replace(&mut stack[xi], Value::Int(0))
+        std::mem::replace(&mut fs[xi], Value::Int(0))
     } else {
-        stack[xi].clone()
+        fs[xi].clone()
     }
 }
 
 /// A timer duration from milliseconds (clamped, never overflowing).
 fn duration(ms: f64) -> Duration {
     Duration::from_secs_f64((ms / 1000.0).clamp(0.0, MAX_SLEEP_S))
+}
+
+/// Waits until a received tensor's values are on its device. A device or
+/// the compute pool, not a task, wakes the waiter: not a deadlock.
+async fn wait_ready(t: &Tensor) -> Result<(), Fail> {
+    let _hold = runtime::external_wait();
+    t.ready().await.map_err(|e| e.to_string())
 }

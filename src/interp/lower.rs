@@ -383,9 +383,21 @@ impl<'a, 'p> Emitter<'a, 'p> {
         }
     }
 
-    fn finish(self, name: Arc<str>, params: Vec<Slot>) -> Func {
+    fn finish(mut self, name: Arc<str>, params: Vec<Slot>) -> Func {
+        let consts: Vec<Slot> = self
+            .vars
+            .hoisted
+            .iter()
+            .filter_map(|n| self.vars.map.get(n).map(|(s, _)| *s))
+            .collect();
+        super::peephole::optimize(&mut self.code, &self.template, &consts);
+        let scalar_frame = self
+            .template
+            .iter()
+            .all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
         Func {
             name,
+            scalar_frame,
             template: self.template,
             params,
             code: self.code,

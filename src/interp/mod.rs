@@ -26,6 +26,7 @@ mod lower_ops;
 mod lower_select;
 mod ops;
 mod output;
+mod peephole;
 mod report;
 mod tensor_ops;
 mod value;

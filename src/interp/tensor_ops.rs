@@ -1,12 +1,19 @@
 //! Tensor builtins and tensor arithmetic: the ops of spec section 8,
 //! dispatched to `crate::tensor`.
 //!
-//! `run` first waits until every tensor operand is ready (a tensor received
-//! from another task may still be in flight to a device: "the next use
-//! waits"), then runs the kernel through the tensor module's compute pool,
-//! which runs cheap kernels inline and long ones on pool threads, so a long
-//! matmul parks only its task, never a worker. Operands come in the
-//! registry's argument order; errors are the tensor module's panic messages.
+//! `run` runs the kernel through the tensor module's compute pool, which
+//! runs cheap kernels inline and long ones on pool threads, so a long
+//! matmul parks only its task, never a worker; the cost comes from
+//! `tensor::kernel_cost`, which sends every kernel with a device operand to
+//! the pool (a host fallback there blocks on a download).
+//!
+//! Readiness (issue 7): an op whose operands are on its own device does not
+//! wait for them on the host, because the device orders its own stream. The
+//! host waits (`Tensor::ready`) only where values cross to it: the ops that
+//! return host values (`get`, `sum`, `mean`, `argmax_rows`, `to(t, "cpu")`),
+//! and a tensor received from a channel (`exec.rs` waits after the
+//! receive). Operands come in the registry's argument order; errors are the
+//! tensor module's panic messages.
 
 use std::sync::Arc;
 
@@ -52,13 +59,31 @@ tensor_ops! {
 
 /// Runs a tensor op on its operands (in argument order).
 pub async fn run(op: TensorOp, args: Vec<Value>) -> Result<Value, Fail> {
-    for a in &args {
-        if let Value::Tensor(t) = a {
-            t.ready().await.map_err(fail)?;
+    if to_host(op, &args) {
+        for a in &args {
+            if let Value::Tensor(t) = a {
+                t.ready().await.map_err(fail)?;
+            }
         }
     }
-    let cost = cost(op, &args);
+    let tensors: Vec<&Tensor> = args
+        .iter()
+        .filter_map(|a| match a {
+            Value::Tensor(t) => Some(&**t),
+            _ => None,
+        })
+        .collect();
+    let cost = tensor::kernel_cost(work(op, &args), &tensors);
     tensor::compute(cost, move || kernel(op, args)).await
+}
+
+/// Whether `op` hands its operands' values to the host.
+fn to_host(op: TensorOp, args: &[Value]) -> bool {
+    match op {
+        TensorOp::Get | TensorOp::Sum | TensorOp::Mean | TensorOp::ArgmaxRows => true,
+        TensorOp::To => matches!(args.get(1), Some(Value::Str(d)) if &**d == "cpu"),
+        _ => false,
+    }
 }
 
 fn fail(e: TensorError) -> Fail {
@@ -66,7 +91,7 @@ fn fail(e: TensorError) -> Fail {
 }
 
 /// Work estimate for the compute pool: elements touched, or multiply-adds.
-fn cost(op: TensorOp, args: &[Value]) -> usize {
+fn work(op: TensorOp, args: &[Value]) -> usize {
     match (op, args) {
         (TensorOp::Matmul, [Value::Tensor(a), Value::Tensor(b)]) => tensor::matmul_cost(a, b),
         (TensorOp::LoadDataset, _) => INLINE_COST,

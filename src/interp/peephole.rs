@@ -1,0 +1,242 @@
+//! Superinstructions: a pass over a lowered function's code that replaces
+//! common instruction shapes with cheaper equivalents, in place.
+//!
+//! Invariant: every rewrite replaces one instruction by one instruction at
+//! the same index and leaves every other instruction as it was, so jump
+//! targets, `locs` and the landing points of jumps stay valid; a jump that
+//! lands on a rewritten instruction (or just after it) runs code with the
+//! same effect as before. An operand is a *constant* when its slot holds a
+//! hoisted `const` (see `lower.rs`): its only writer was dropped, so the
+//! slot holds the template's value for the whole life of every frame.
+//!
+//! The rewrites (after Lua's `OP_ADDI`/`OP_FORLOOP` and CPython's
+//! specialized instructions):
+//! - `Int{Add|Sub}(x, K)` → `AddK(x, ±K)`; other `Int(x, K)` → `IntK`;
+//!   `Int{Add}(x, y)` → `AddInt`; commutative ops with the constant on the
+//!   left are turned around;
+//! - `CmpJump{Int}(x, K)` → `CmpJumpK`;
+//! - `AddK(x, K) → out; Jump TOP` where `TOP` is a `CmpJumpK` (a `for`
+//!   loop's increment, back edge and condition) → `LoopK` at the `AddK`'s
+//!   index, which does all three and jumps to the body or the exit; the
+//!   `Jump` stays for jumps that land on it.
+
+use super::code::{CmpKind, CmpOp, Instr, IntOp, Slot};
+use super::value::Value;
+
+/// Rewrites `code` in place. `template` is the function's frame template
+/// and `consts` says which of its slots are hoisted constants.
+pub(super) fn optimize(code: &mut [Instr], template: &[Value], consts: &[Slot]) {
+    let mut k: Vec<Option<i64>> = vec![None; template.len()];
+    for &s in consts {
+        if let Some(Value::Int(v)) = template.get(s as usize) {
+            k[s as usize] = Some(*v);
+        }
+    }
+    let konst = |s: Slot| k.get(s as usize).copied().flatten();
+    for ins in code.iter_mut() {
+        if let Some(new) = specialize(ins, konst) {
+            *ins = new;
+        }
+    }
+    for p in 0..code.len().saturating_sub(1) {
+        if let Some(new) = fuse_loop(code, p) {
+            code[p] = new;
+        }
+    }
+}
+
+fn specialize(ins: &Instr, konst: impl Fn(Slot) -> Option<i64>) -> Option<Instr> {
+    match *ins {
+        Instr::Int { op, x, y, out } => {
+            let (x, k) = match (konst(x), konst(y)) {
+                (_, Some(k)) => (x, k),
+                (Some(k), None) if commutes(op) => (y, k),
+                _ if op == IntOp::Add => return Some(Instr::AddInt { x, y, out }),
+                _ => return None,
+            };
+            Some(match op {
+                IntOp::Add => Instr::AddK { x, k, out },
+                IntOp::Sub => Instr::AddK {
+                    x,
+                    k: k.wrapping_neg(),
+                    out,
+                },
+                _ => Instr::IntK { op, x, k, out },
+            })
+        }
+        Instr::CmpJump {
+            op,
+            kind: CmpKind::Int,
+            x,
+            y,
+            to,
+        } => match (konst(x), konst(y)) {
+            (_, Some(k)) => Some(Instr::CmpJumpK { op, x, k, to }),
+            (Some(k), None) => Some(Instr::CmpJumpK {
+                op: flip(op),
+                x: y,
+                k,
+                to,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `AddK; Jump TOP` with a `CmpJumpK` at `TOP`, as one `LoopK`.
+fn fuse_loop(code: &[Instr], p: usize) -> Option<Instr> {
+    let Instr::AddK { x, k, out } = code[p] else {
+        return None;
+    };
+    let Instr::Jump { to: top } = code[p + 1] else {
+        return None;
+    };
+    if top as usize > p {
+        return None;
+    }
+    let Instr::CmpJumpK {
+        op,
+        x: cx,
+        k: bound,
+        to: exit,
+    } = *code.get(top as usize)?
+    else {
+        return None;
+    };
+    Some(Instr::LoopK {
+        x,
+        k,
+        out,
+        op,
+        cx,
+        bound,
+        top,
+        exit,
+    })
+}
+
+fn commutes(op: IntOp) -> bool {
+    matches!(
+        op,
+        IntOp::Add | IntOp::Mul | IntOp::And | IntOp::Or | IntOp::Xor
+    )
+}
+
+/// The operator `o` with `K o x == x flip(o) K`.
+fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        o => o,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(code: &mut [Instr]) {
+        let template = vec![Value::Int(0), Value::Int(7), Value::Int(100)];
+        optimize(code, &template, &[1, 2]);
+    }
+
+    #[test]
+    fn constant_operands_specialize() {
+        let mut code = vec![
+            Instr::Int {
+                op: IntOp::Sub,
+                x: 0,
+                y: 1,
+                out: 0,
+            },
+            Instr::Int {
+                op: IntOp::Mul,
+                x: 1,
+                y: 0,
+                out: 0,
+            },
+            Instr::Int {
+                op: IntOp::Sub,
+                x: 1,
+                y: 0,
+                out: 0,
+            },
+            Instr::CmpJump {
+                op: CmpOp::Lt,
+                kind: CmpKind::Int,
+                x: 2,
+                y: 0,
+                to: 0,
+            },
+        ];
+        run(&mut code);
+        assert!(matches!(
+            code[0],
+            Instr::AddK {
+                x: 0,
+                k: -7,
+                out: 0
+            }
+        ));
+        assert!(matches!(
+            code[1],
+            Instr::IntK {
+                op: IntOp::Mul,
+                x: 0,
+                k: 7,
+                out: 0
+            }
+        ));
+        // `7 - x` does not commute: left alone.
+        assert!(matches!(code[2], Instr::Int { .. }));
+        assert!(matches!(
+            code[3],
+            Instr::CmpJumpK {
+                op: CmpOp::Gt,
+                x: 0,
+                k: 100,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn for_loop_back_edge_fuses() {
+        // TOP: if !(i < 100) goto 3; i += 7; goto TOP; END
+        let mut code = vec![
+            Instr::CmpJump {
+                op: CmpOp::Lt,
+                kind: CmpKind::Int,
+                x: 0,
+                y: 2,
+                to: 3,
+            },
+            Instr::Int {
+                op: IntOp::Add,
+                x: 0,
+                y: 1,
+                out: 0,
+            },
+            Instr::Jump { to: 0 },
+            Instr::End,
+        ];
+        run(&mut code);
+        assert!(matches!(
+            code[1],
+            Instr::LoopK {
+                x: 0,
+                k: 7,
+                out: 0,
+                op: CmpOp::Lt,
+                cx: 0,
+                bound: 100,
+                top: 0,
+                exit: 3
+            }
+        ));
+        assert!(matches!(code[2], Instr::Jump { to: 0 }));
+    }
+}
