@@ -22,7 +22,7 @@ use crate::chan::{Chan, Outcome, Select, Selected, TryRecvError, TrySendError};
 use crate::runtime::{self, TaskEnd, WaitKind};
 
 use super::code::Program;
-use super::code::{Func, FuncId, Instr, Pc, Slot};
+use super::code::{Func, FuncId, Instr, IntOp, Pc, Slot};
 use super::ops::{self, kind_error, Fail};
 use super::output::Output;
 use super::tensor_ops;
@@ -30,8 +30,8 @@ use super::value::{ChanVal, Ty, Value};
 
 /// Backward jumps and calls a task runs before it yields.
 const BUDGET: u32 = 2000;
-/// The most values one task's stack may hold (about 400 MB).
-const MAX_STACK: usize = 1 << 24;
+/// The most values one task's stack may hold (about 100 MB).
+const MAX_STACK: usize = 1 << 22;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
@@ -324,21 +324,29 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             };
         }
         match instr {
-            Instr::Const { out, val } => s!(*out) = val.clone(),
-            Instr::Copy { x, out } => s!(*out) = s!(*x).clone(),
+            Instr::Const { out, val } => put(&mut s!(*out), dup(val)),
+            Instr::Copy { x, out } => {
+                let v = dup(&s!(*x));
+                put(&mut s!(*out), v);
+            }
             Instr::Int { op, x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
-                    (Value::Int(a), Value::Int(b)) => tri!(ops::int_op(*op, *a, *b)),
+                    (Value::Int(a), Value::Int(b)) => match op {
+                        IntOp::Add => a.wrapping_add(*b),
+                        IntOp::Sub => a.wrapping_sub(*b),
+                        IntOp::Mul => a.wrapping_mul(*b),
+                        _ => tri!(ops::int_op(*op, *a, *b)),
+                    },
                     (a, _) => break 'run fail(f, at, kind_error("int op", a)),
                 };
-                s!(*out) = Value::Int(r);
+                put(&mut s!(*out), Value::Int(r));
             }
             Instr::Float { op, x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
                     (Value::Float(a), Value::Float(b)) => ops::float_op(*op, *a, *b),
                     (a, _) => break 'run fail(f, at, kind_error("float op", a)),
                 };
-                s!(*out) = Value::Float(r);
+                put(&mut s!(*out), Value::Float(r));
             }
             Instr::Concat { x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
@@ -363,22 +371,22 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     (Value::Int(a), Value::Int(b)) => ops::ord(*op, a, b),
                     (a, b) => tri!(ops::compare(*op, *kind, a, b)),
                 };
-                s!(*out) = Value::Bool(r);
+                put(&mut s!(*out), Value::Bool(r));
             }
             Instr::NegInt { x, out } => {
                 let r = tri!(ops::as_int(&s!(*x)));
-                s!(*out) = Value::Int(r.wrapping_neg());
+                put(&mut s!(*out), Value::Int(r.wrapping_neg()));
             }
             Instr::NegFloat { x, out } => {
                 let r = match &s!(*x) {
                     Value::Float(a) => -*a,
                     a => break 'run fail(f, at, kind_error("neg", a)),
                 };
-                s!(*out) = Value::Float(r);
+                put(&mut s!(*out), Value::Float(r));
             }
             Instr::Not { x, out } => {
                 let r = !s!(*x).truthy();
-                s!(*out) = Value::Bool(r);
+                put(&mut s!(*out), Value::Bool(r));
             }
             Instr::ToInt { x, out } => s!(*out) = tri!(ops::to_int(&s!(*x))),
             Instr::ToFloat { x, out } => s!(*out) = tri!(ops::to_float(&s!(*x))),
@@ -578,10 +586,10 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 if nb + g.template.len() > MAX_STACK {
                     break 'run fail(f, at, "stack overflow".into());
                 }
-                stack.extend_from_slice(&g.template);
+                stack.extend(g.template.iter().map(dup));
                 for (p, a) in g.params.iter().zip(args.iter()) {
-                    let v = stack[base + *a as usize].clone();
-                    stack[nb + *p as usize] = v;
+                    let v = dup(&stack[base + *a as usize]);
+                    put(&mut stack[nb + *p as usize], v);
                 }
                 frames.push(Frame {
                     func: *cur,
@@ -695,6 +703,28 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
     *pc_out = pc;
     *base_out = base;
     wait
+}
+
+/// A copy of `v`; scalars without a call into `Clone`.
+#[inline(always)]
+fn dup(v: &Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::Float(*x),
+        Value::Bool(b) => Value::Bool(*b),
+        other => other.clone(),
+    }
+}
+
+/// Stores `v` in `slot`; a scalar being overwritten is not passed to the
+/// drop glue (it owns nothing).
+#[inline(always)]
+fn put(slot: &mut Value, v: Value) {
+    if matches!(slot, Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
+        std::mem::forget(std::mem::replace(slot, v));
+    } else {
+        *slot = v;
+    }
 }
 
 /// The value of `x` for an op whose result replaces `out`: taken (no copy,

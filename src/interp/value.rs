@@ -300,6 +300,20 @@ mod tests {
     }
 
     #[test]
+    fn values_stay_small() {
+        assert!(std::mem::size_of::<Value>() <= 24);
+    }
+
+    #[test]
+    fn tensors_print_shape_and_device() {
+        let t = Value::Tensor(Box::default());
+        assert_eq!(t.to_display(), "tensor[0]@cpu");
+        let z = zero_value(&Ty::Tensor, &[]).unwrap();
+        assert_eq!(z.to_display(), "tensor[0]@cpu");
+        assert!(!values_equal(&t, &z));
+    }
+
+    #[test]
     fn equality_rules() {
         let c = chan_of(Ty::Int, 0);
         assert!(values_equal(&c, &c.clone()));

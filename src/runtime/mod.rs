@@ -125,7 +125,8 @@ impl Runtime {
         // Shutdown protocol step 4 (see `shared.rs`): all workers are joined.
         for t in shared.registry.drain() {
             t.state.finish();
-            t.drop_future();
+            // A future whose drop panics must not make `run` panic.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.drop_future()));
         }
         while !shared.injector.is_empty() {
             let _ = shared.injector.steal();
