@@ -5,7 +5,7 @@ cross-entropy), batch 32, SGD lr 0.1 and epoch count as the Weft program.
 Each epoch's time includes reading: shuffling, gathering and scaling every
 batch. Needs `torch` (CPU wheel); bench.sh skips it when torch is missing.
 
-    python3 bench/pytorch/train_digits_torch.py [--epochs 40] [--seed 1]
+    python3 bench/pytorch/train_digits_torch.py [--epochs 40] [--seed 1] [--threads 1]
 """
 
 import argparse
@@ -25,7 +25,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
+    # One intra-op thread: at batch 32 more threads do not help, and on a
+    # busy machine their spin-waiting makes epochs 20 times slower.
+    torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     with gzip.open(DATA, "rt") as f:
         rows = torch.from_numpy(np.loadtxt(f, delimiter=",", dtype=np.float32))
