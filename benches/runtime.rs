@@ -304,15 +304,6 @@ fn go_figures(reps: usize, workers: usize) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// scenario, unit, weft, tokio, name of the Go figure.
-type Row = (
-    &'static str,
-    &'static str,
-    Option<f64>,
-    Option<f64>,
-    &'static str,
-);
-
 fn arg_value(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)

@@ -1,4 +1,5 @@
-//! Golden tests: every `examples/*.weft` and `tests/go_ports/*.weft` program
+//! Golden tests: every `examples/*.weft`, `tests/go_ports/*.weft` and
+//! `tests/programs/*.weft` program
 //! is compiled and run through the library (one worker, seed 1, output
 //! captured) and its stdout, stderr report and exit code are compared with
 //! `NAME.out`, `NAME.err` (absent: empty) and the `// exit: N` header line
@@ -112,6 +113,14 @@ fn examples() {
 #[test]
 fn examples_with_four_workers() {
     run_dir("examples", 4);
+}
+
+/// Programs whose expected output is Go's output for the same program
+/// written in Go.
+#[test]
+fn programs() {
+    run_dir("tests/programs", 1);
+    run_dir("tests/programs", 4);
 }
 
 #[test]

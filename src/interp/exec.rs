@@ -32,6 +32,8 @@ use super::value::{ChanVal, Ty, Value};
 const BUDGET: u32 = 2000;
 /// The most values one task's stack may hold (about 100 MB).
 const MAX_STACK: usize = 1 << 22;
+/// The largest `perm(n)`.
+const MAX_PERM: i64 = 1 << 28;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
@@ -582,11 +584,20 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 let Some(g) = prog.funcs.get(*func as usize) else {
                     break 'run fail(f, at, "unknown function".into());
                 };
-                let nb = stack.len();
-                if nb + g.template.len() > MAX_STACK {
+                // The callee's frame starts where the caller's ends. Slots
+                // above the top are kept between calls (scalars only, see
+                // `Ret`), so a call mostly overwrites in place.
+                let nb = base + f.template.len();
+                let top = nb + g.template.len();
+                if top > MAX_STACK {
                     break 'run fail(f, at, "stack overflow".into());
                 }
-                stack.extend(g.template.iter().map(dup));
+                if stack.len() < top {
+                    stack.resize(top, Value::Int(0));
+                }
+                for (slot, v) in stack[nb..top].iter_mut().zip(g.template.iter()) {
+                    put(slot, dup(v));
+                }
                 for (p, a) in g.params.iter().zip(args.iter()) {
                     let v = dup(&stack[base + *a as usize]);
                     put(&mut stack[nb + *p as usize], v);
@@ -615,7 +626,14 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     )),
                     _ => None,
                 };
-                stack.truncate(base);
+                // Release what the frame holds (its storage stays for the
+                // next call): scalars own nothing and are left as they are.
+                let top = (base + f.template.len()).min(stack.len());
+                for slot in &mut stack[base..top] {
+                    if !is_scalar(slot) {
+                        *slot = Value::Int(0);
+                    }
+                }
                 let Some(fr) = frames.pop() else {
                     break 'run Wait::End(TaskEnd::Returned);
                 };
@@ -687,7 +705,7 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             }
             Instr::Perm { n, out } => {
                 let n = tri!(ops::as_int(&s!(*n)));
-                if !(0..=1 << 32).contains(&n) {
+                if !(0..=MAX_PERM).contains(&n) {
                     break 'run fail(f, at, "perm: n out of range".into());
                 }
                 let mut p: Vec<Value> = (0..n).map(Value::Int).collect();
@@ -716,11 +734,17 @@ fn dup(v: &Value) -> Value {
     }
 }
 
+/// Whether `v` owns nothing (no drop glue to run).
+#[inline(always)]
+fn is_scalar(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+}
+
 /// Stores `v` in `slot`; a scalar being overwritten is not passed to the
 /// drop glue (it owns nothing).
 #[inline(always)]
 fn put(slot: &mut Value, v: Value) {
-    if matches!(slot, Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
+    if is_scalar(slot) {
         std::mem::forget(std::mem::replace(slot, v));
     } else {
         *slot = v;

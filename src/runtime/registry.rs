@@ -1,11 +1,14 @@
-//! The live tasks of a run: a slab per shard (shard = task number mod 16),
-//! so spawn and exit cost an uncontended lock and an index, no hashing. Used
-//! for three things only: the deadlock report (walked under the idle lock),
-//! dropping every future when the run ends (which breaks task ↔ channel
-//! reference cycles), and `max_tasks`.
+//! The tasks of a run that have blocked at least once: a slab per shard
+//! (shard = task number mod 16), so registering costs an uncontended lock
+//! and an index, no hashing. Used for two things: the deadlock report
+//! (walked under the idle lock) and dropping the futures of blocked tasks
+//! when the run ends (which breaks task ↔ channel reference cycles; queued
+//! tasks are dropped from their queues). A task that finishes in its first
+//! poll never touches the registry, which is what makes short tasks cheap.
 //!
-//! Invariant: a task is in the registry from `spawn` until its future
-//! returned Ready or the run ended; `Task::slot` is its index in its shard.
+//! Invariant: a task is in the registry from the end of its first poll that
+//! returned Pending until its future returned Ready or the run ended;
+//! `Task::slot` is its index in its shard, `UNREGISTERED` before.
 
 use std::sync::Arc;
 
@@ -13,6 +16,9 @@ use super::sync::{lock, Mutex, Ordering};
 use super::task::Task;
 
 const SHARDS: usize = 16;
+
+/// `Task::slot` of a task not (yet) in the registry.
+pub(crate) const UNREGISTERED: usize = usize::MAX;
 
 pub(crate) struct Registry {
     shards: Vec<Mutex<Slab>>,
@@ -48,8 +54,15 @@ impl Registry {
         s.slots[slot] = Some(task);
     }
 
+    pub fn is_registered(task: &Task) -> bool {
+        task.slot.load(Ordering::Relaxed) != UNREGISTERED
+    }
+
     pub fn remove(&self, task: &Task) {
         let slot = task.slot.load(Ordering::Relaxed);
+        if slot == UNREGISTERED {
+            return;
+        }
         let removed = {
             let mut s = lock(self.shard(task.id));
             let hit = s

@@ -9,8 +9,10 @@
 //!    runs longer than the poll in progress.
 //! 3. Mark the idle state shut down (no worker parks after this) and unpark
 //!    every parked worker.
-//! 4. `Runtime::run` joins the worker threads, then drops every task's
-//!    future (registry drain), every queued task and every timer.
+//! 4. Each worker, leaving its loop, drops the futures of the tasks in its
+//!    LIFO slot and local queue. `Runtime::run` joins the worker threads,
+//!    then drops the futures of every blocked task (registry drain), of the
+//!    tasks left in the injection queue, and every timer.
 
 use std::sync::{Arc, Weak};
 
@@ -77,8 +79,7 @@ impl Shared {
         self.shutdown.load(Ordering::Acquire)
     }
 
-    /// Creates a task (numbered in creation order) and registers it. The
-    /// caller queues it.
+    /// Creates a task (numbered in creation order). The caller queues it.
     pub fn new_task(self: &Arc<Self>, future: BoxFuture) -> Result<Arc<Task>, SpawnError> {
         let live = self.live.fetch_add(1, Ordering::Relaxed);
         if let Some(limit) = self.max_tasks {
@@ -89,7 +90,6 @@ impl Shared {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let task = Task::new(id, future, Arc::downgrade(self));
-        self.registry.insert(task.clone());
         if let Some(t) = &self.tracer {
             t.task_started(id);
         }

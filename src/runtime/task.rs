@@ -19,7 +19,7 @@ use std::task::{Wake, Waker};
 use super::api::{SrcLoc, TaskEnd, WaitKind};
 use super::shared::Shared;
 use super::state::TaskState;
-use super::sync::{lock, AtomicUsize, Mutex};
+use super::sync::{lock, AtomicBool, AtomicUsize, Mutex};
 
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send>>;
 
@@ -44,7 +44,11 @@ pub(crate) struct Task {
     pub id: u64,
     pub state: TaskState,
     pub body: Mutex<Body>,
+    /// The reason of the wait the task is blocked in, published when a poll
+    /// returned Pending after `set_wait` (read by the deadlock report).
     pub wait: Mutex<Option<WaitInfo>>,
+    /// Whether `wait` holds a reason (read at the start of each poll).
+    pub has_wait: AtomicBool,
     pub shared: Weak<Shared>,
     /// Index in the registry's shard (see `registry.rs`).
     pub slot: AtomicUsize,
@@ -60,9 +64,17 @@ impl Task {
                 waker: None,
             }),
             wait: Mutex::new(None),
+            has_wait: AtomicBool::new(false),
             shared,
-            slot: AtomicUsize::new(usize::MAX),
+            slot: AtomicUsize::new(super::registry::UNREGISTERED),
         })
+    }
+
+    /// Marks the task finished and drops its future (the run is ending).
+    pub fn abandon(&self) {
+        self.state.finish();
+        // A future whose drop panics must not make `run` panic.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.drop_future()));
     }
 
     /// Drops the future (the task finished or the run is ending).

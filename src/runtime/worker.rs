@@ -20,6 +20,7 @@ use std::task::{Context, Poll, Waker};
 use super::api::{RunOutcome, SrcLoc, TaskEnd};
 use super::context::{Ctx, PREEMPT_BUDGET};
 use super::idle::ParkDecision;
+use super::registry::Registry;
 use super::sync::{fence, lock, Ordering};
 use super::task::Task;
 
@@ -75,6 +76,14 @@ pub(crate) fn run_worker(ctx: &Ctx) {
             }
             None => park(ctx, &mut searching),
         }
+    }
+    // Shutdown step 4, this worker's part: drop the futures of the tasks
+    // still queued here (blocked ones are dropped from the registry).
+    if let Some(t) = ctx.lifo.take() {
+        t.abandon();
+    }
+    while let Some(t) = ctx.local.pop() {
+        t.abandon();
     }
     if let (Some(tracer), Some(buf)) = (&shared.tracer, &ctx.trace) {
         tracer.flush(ctx.index, std::mem::take(&mut *buf.borrow_mut()));
@@ -139,6 +148,8 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     let id = task.id;
     // The task sits in `current` during the poll (set_wait and friends read
     // it); only shared borrows of `current` are taken until it is taken back.
+    ctx.wait_published
+        .set(task.has_wait.load(Ordering::Relaxed));
     *ctx.current.borrow_mut() = Some(task);
     let res = {
         let current = ctx.current.borrow();
@@ -166,9 +177,20 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     let Some(task) = ctx.current.borrow_mut().take() else {
         return;
     };
+    let wait = ctx.wait.borrow_mut().take();
     ctx.trace_event("run".into(), "run", t0, id);
     match res {
         Poll::Pending => {
+            // Register while the task is still ours (RUNNING): once IDLE,
+            // another worker may poll it.
+            if !Registry::is_registered(&task) {
+                shared.registry.insert(task.clone());
+            }
+            // Publish the wait reason for the deadlock report.
+            if let Some(w) = wait {
+                *lock(&task.wait) = Some(w);
+                task.has_wait.store(true, Ordering::Relaxed);
+            }
             if task.state.stop_running() {
                 // Woken during its own poll (yield_now): back of the queue.
                 ctx.local.push(task);

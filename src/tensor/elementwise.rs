@@ -6,11 +6,11 @@
 //! reference to its host buffer and has the result's shape, the result is
 //! written into that buffer (copy-on-write without the copy). The loops are
 //! plain iterator zips over slices, monomorphized per operator, which the
-//! compiler turns into SIMD loops (see `benches/tensor.rs`); `exp` and `log`
-//! call libm per element.
+//! compiler turns into SIMD loops (see `benches/tensor.rs`), `exp` and
+//! `log` included (`mathf`: branch-free Cephes polynomials, no libm calls).
 
 use super::place::{back_to, common_device, mem, wrap};
-use super::{Shape, Tensor, TensorError};
+use super::{mathf, Shape, Tensor, TensorError};
 use crate::device::{BinOp, Layout, UnaryOp};
 
 /// `a + b`.
@@ -189,8 +189,8 @@ pub fn unary(op: UnaryOp, t: Tensor) -> Result<Tensor, TensorError> {
         UnaryOp::Neg => map(|x| -x, dst),
         UnaryOp::Relu => map(|x| if x > 0.0 { x } else { 0.0 }, dst),
         UnaryOp::ReluMask => map(|x| if x > 0.0 { 1.0 } else { 0.0 }, dst),
-        UnaryOp::Exp => map(f32::exp, dst),
-        UnaryOp::Log => map(f32::ln, dst),
+        UnaryOp::Exp => map(mathf::exp, dst),
+        UnaryOp::Log => map(mathf::ln, dst),
     })
 }
 
@@ -213,8 +213,8 @@ fn values(t: &Tensor) -> &[f32] {
     t.host_values().unwrap_or(&[])
 }
 
-/// An empty buffer with room for `n` values (filled by `Dst::New` or
-/// `MapDst::New` without zeroing it first).
+/// An empty buffer with room for `n` values (grown by `Dst::New` or
+/// `MapDst::New`).
 fn fresh(op: &'static str, shape: &Shape, n: usize) -> Result<Vec<f32>, TensorError> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| TensorError::TooLarge {
@@ -243,7 +243,14 @@ fn zip(op: BinOp, d: Dst<'_>) {
 #[inline(always)]
 fn zip_with(f: impl Fn(f32, f32) -> f32, d: Dst<'_>) {
     match d {
-        Dst::New(o, a, b) => o.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y))),
+        Dst::New(o, a, b) => {
+            // grow by zeros, then overwrite in a plain slice loop
+            let start = o.len();
+            o.resize(start + a.len().min(b.len()), 0.0);
+            for ((o, &x), &y) in o[start..].iter_mut().zip(a).zip(b) {
+                *o = f(x, y);
+            }
+        }
         Dst::Left(a, b) => {
             for (x, &y) in a.iter_mut().zip(b) {
                 *x = f(*x, y);
@@ -271,6 +278,12 @@ fn map(f: impl Fn(f32) -> f32, d: MapDst<'_>) {
                 *x = f(*x);
             }
         }
-        MapDst::New(o, a) => o.extend(a.iter().map(|&x| f(x))),
+        MapDst::New(o, a) => {
+            let start = o.len();
+            o.resize(start + a.len(), 0.0);
+            for (o, &x) in o[start..].iter_mut().zip(a) {
+                *o = f(x);
+            }
+        }
     }
 }

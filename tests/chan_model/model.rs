@@ -9,9 +9,19 @@
 //! may keep stale entries for a moment; the driver checks that none remain
 //! once every woken party has run).
 //!
-//! Which ready case a select takes is the one choice Go leaves open
-//! (uniformly random): `ready_cases` lists the candidates and the driver
-//! checks the real choice against it, then applies that same case here.
+//! Go leaves two choices open, and the model follows the real run in both:
+//! which ready case a select takes (uniformly random: `ready_cases` lists
+//! the candidates, the driver checks the real choice is one of them and
+//! applies it here), and, when a blocked select has several cases on one
+//! channel, which of its entries a partner meets (Go queues them in a random
+//! order). A blocked task's entries on one queue are adjacent (queued under
+//! one lock), so the model treats them as a group: a waking records every
+//! case of the group as a candidate, and a receive from a group of send
+//! cases takes the entry whose value the real receiver observed (values are
+//! unique in the tests). On a buffered channel that value goes to the
+//! buffer's tail unseen, so the model holds a placeholder there until the
+//! woken sender reports its case (`resolve`), which the driver does within
+//! the same step.
 
 use std::collections::VecDeque;
 
@@ -47,9 +57,19 @@ pub struct Model {
     chans: Vec<MChan>,
     /// The cases of each blocked task (`None`: not blocked).
     blocked: Vec<Option<Vec<MCase>>>,
-    /// Outcomes delivered to blocked tasks and not yet collected.
-    woken: Vec<Option<(usize, MOut)>>,
+    /// Outcomes delivered to blocked tasks and not yet collected: the
+    /// candidates (case, outcome), one of which the real task must report.
+    woken: Vec<Option<Vec<(usize, MOut)>>>,
+    /// A buffer slot holding `PLACEHOLDER` for a woken sender's group:
+    /// (task, channel, (case, value) of each entry).
+    unresolved: Option<Unresolved>,
 }
+
+/// (task, channel, (case, value) of each entry of the woken group).
+type Unresolved = (usize, usize, Vec<(usize, u32)>);
+
+/// Stands in a buffer for a value not yet known (see the header).
+const PLACEHOLDER: u32 = u32::MAX;
 
 impl Model {
     pub fn new(caps: &[usize], tasks: usize) -> Self {
@@ -63,6 +83,7 @@ impl Model {
                 .collect(),
             blocked: vec![None; tasks],
             woken: vec![None; tasks],
+            unresolved: None,
         }
     }
 
@@ -84,7 +105,7 @@ impl Model {
     }
 
     /// The outcome delivered to `task` since the last call, if any.
-    pub fn take_woken(&mut self, task: usize) -> Option<(usize, MOut)> {
+    pub fn take_woken(&mut self, task: usize) -> Option<Vec<(usize, MOut)>> {
         self.woken[task].take()
     }
 
@@ -105,10 +126,12 @@ impl Model {
             .collect()
     }
 
-    /// Fires ready case `i` of `cases` (the caller checked readiness).
-    pub fn fire(&mut self, cases: &[MCase], i: usize) -> MOut {
+    /// Fires ready case `i` of `cases` (the caller checked readiness);
+    /// `seen` is what the real operation reported (used only to pick the
+    /// entry within a group, see the header).
+    pub fn fire(&mut self, cases: &[MCase], i: usize, seen: MOut) -> MOut {
         match cases[i] {
-            MCase::Recv(Some(c)) => self.recv(c),
+            MCase::Recv(Some(c)) => self.recv(c, seen),
             MCase::Send(Some(c), v) => self.send(c, v),
             MCase::Recv(None) | MCase::Send(None, _) => unreachable!("nil case fired"),
         }
@@ -138,34 +161,75 @@ impl Model {
             return false;
         }
         self.chans[c].closed = true;
-        while let Some((t, i)) = self.chans[c].recvq.pop_front() {
-            self.wake(t, i, MOut::Received(None));
+        while let Some(group) = self.pop_recv_group(c) {
+            let t = group[0].0;
+            self.wake(
+                t,
+                group
+                    .iter()
+                    .map(|&(_, i)| (i, MOut::Received(None)))
+                    .collect(),
+            );
         }
-        while let Some((t, i, v)) = self.chans[c].sendq.pop_front() {
-            self.wake(t, i, MOut::SendClosed(v));
+        while let Some(group) = self.pop_send_group(c) {
+            let t = group[0].0;
+            self.wake(
+                t,
+                group
+                    .iter()
+                    .map(|&(_, i, v)| (i, MOut::SendClosed(v)))
+                    .collect(),
+            );
         }
         true
     }
 
-    fn recv(&mut self, c: usize) -> MOut {
-        let ch = &mut self.chans[c];
+    /// Pops the entries of the task at the head of `recvq`.
+    fn pop_recv_group(&mut self, c: usize) -> Option<Vec<(usize, usize)>> {
+        let q = &mut self.chans[c].recvq;
+        let t = q.front()?.0;
+        let n = q.iter().take_while(|e| e.0 == t).count();
+        Some(q.drain(..n).collect())
+    }
+
+    /// Pops the entries of the task at the head of `sendq`.
+    fn pop_send_group(&mut self, c: usize) -> Option<Vec<(usize, usize, u32)>> {
+        let q = &mut self.chans[c].sendq;
+        let t = q.front()?.0;
+        let n = q.iter().take_while(|e| e.0 == t).count();
+        Some(q.drain(..n).collect())
+    }
+
+    fn recv(&mut self, c: usize, seen: MOut) -> MOut {
+        let ch = &self.chans[c];
         if ch.closed && ch.buf.is_empty() {
             return MOut::Received(None);
         }
-        if let Some((t, i, v)) = ch.sendq.pop_front() {
-            let got = if ch.cap == 0 {
-                v
-            } else {
-                let head = ch
-                    .buf
-                    .pop_front()
-                    .expect("a blocked sender implies a full buffer");
+        if let Some(group) = self.pop_send_group(c) {
+            let (t, i, v) = group
+                .iter()
+                .copied()
+                .find(|&(_, _, v)| seen == MOut::Received(Some(v)))
+                .unwrap_or(group[0]);
+            let ch = &mut self.chans[c];
+            if ch.cap == 0 {
+                self.wake(t, vec![(i, MOut::Sent)]);
+                return MOut::Received(Some(v));
+            }
+            let head = ch
+                .buf
+                .pop_front()
+                .expect("a blocked sender implies a full buffer");
+            if group.len() == 1 {
                 ch.buf.push_back(v);
-                head
-            };
-            self.wake(t, i, MOut::Sent);
-            return MOut::Received(Some(got));
+            } else {
+                ch.buf.push_back(PLACEHOLDER);
+                self.unresolved = Some((t, c, group.iter().map(|&(_, i, v)| (i, v)).collect()));
+            }
+            self.wake(t, group.iter().map(|&(_, i, _)| (i, MOut::Sent)).collect());
+            return MOut::Received(Some(head));
         }
+        let ch = &mut self.chans[c];
         MOut::Received(Some(
             ch.buf
                 .pop_front()
@@ -174,25 +238,57 @@ impl Model {
     }
 
     fn send(&mut self, c: usize, v: u32) -> MOut {
-        let ch = &mut self.chans[c];
-        if ch.closed {
+        if self.chans[c].closed {
             return MOut::SendClosed(v);
         }
-        if let Some((t, i)) = ch.recvq.pop_front() {
-            self.wake(t, i, MOut::Received(Some(v)));
+        if let Some(group) = self.pop_recv_group(c) {
+            let t = group[0].0;
+            self.wake(
+                t,
+                group
+                    .iter()
+                    .map(|&(_, i)| (i, MOut::Received(Some(v))))
+                    .collect(),
+            );
             return MOut::Sent;
         }
+        let ch = &mut self.chans[c];
         assert!(ch.buf.len() < ch.cap, "send fired on a channel not ready");
         ch.buf.push_back(v);
         MOut::Sent
     }
 
-    /// Case `i` of blocked `task` fired with `out`: record it, dequeue the rest.
-    fn wake(&mut self, task: usize, i: usize, out: MOut) {
+    /// One of `candidates` (case, outcome) of blocked `task` fired: record
+    /// them, dequeue the rest.
+    fn wake(&mut self, task: usize, candidates: Vec<(usize, MOut)>) {
         self.unqueue(task);
         self.blocked[task] = None;
         assert!(self.woken[task].is_none(), "task woken twice");
-        self.woken[task] = Some((i, out));
+        self.woken[task] = Some(candidates);
+    }
+
+    /// Woken `task` reported that its case `case` fired: fill in the
+    /// placeholder its group left in a buffer, if any.
+    pub fn resolve(&mut self, task: usize, case: usize) {
+        let Some((t, c, entries)) = self.unresolved.take() else {
+            return;
+        };
+        if t != task {
+            self.unresolved = Some((t, c, entries));
+            return;
+        }
+        let v = entries
+            .iter()
+            .find(|e| e.0 == case)
+            .map_or(PLACEHOLDER - 1, |e| e.1);
+        if let Some(slot) = self.chans[c]
+            .buf
+            .iter_mut()
+            .rev()
+            .find(|x| **x == PLACEHOLDER)
+        {
+            *slot = v;
+        }
     }
 
     fn unqueue(&mut self, task: usize) {
