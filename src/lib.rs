@@ -1,6 +1,7 @@
 //! Weft: a CSP-style concurrent dataflow engine.
 
 pub mod chan;
+pub mod cli;
 pub mod device;
 pub mod interp;
 pub mod netpoll;

@@ -355,3 +355,40 @@ fn lowering_rejects_unknown_ops_and_variables() {
         Err(weft::interp::LowerError::UnknownVar(..))
     ));
 }
+
+#[test]
+fn constants_are_not_hoisted_past_reads_or_branches() {
+    // y declared in main, set to 3 only in a branch not taken; z printed
+    // before its only assignment. Neither has a `zero` op.
+    let mut p = P::new();
+    let m = p.main();
+    p.var(m, "y", Type::int());
+    p.var(m, "z", Type::int());
+    let f = p.boolean(m, false);
+    let t = p.b.block(m);
+    p.op(
+        t,
+        "const",
+        &[],
+        &[("Out", &["y"])],
+        vec![("value", attr::Value::I(3))],
+    );
+    p.op(
+        m,
+        "if",
+        &[("Cond", &[&f])],
+        &[],
+        vec![("then_block", t.into())],
+    );
+    p.print(m, &["y", "z"]);
+    p.op(
+        m,
+        "const",
+        &[],
+        &[("Out", &["z"])],
+        vec![("value", attr::Value::I(4))],
+    );
+    p.print(m, &["y", "z"]);
+    let (out, _) = p.run();
+    assert_eq!(out, "0 0\n0 4\n");
+}

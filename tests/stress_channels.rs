@@ -23,7 +23,9 @@
 //! Scale: `WEFT_STRESS_MESSAGES` (default 100,000, about a second in debug);
 //! the long run is
 //! `WEFT_STRESS_MESSAGES=1000000 cargo test --release --test stress_channels`.
-//! Also `WEFT_STRESS_SEED` (default 1) and `WEFT_STRESS_TIMEOUT_SECS`.
+//! Also `WEFT_STRESS_SEED` (default 1), `WEFT_STRESS_TIMEOUT_SECS`, and
+//! `WEFT_STRESS_TASKS` (default 1,000; channels are a tenth of it) for
+//! small runs under Miri.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
@@ -34,8 +36,6 @@ use weft::runtime::{
     self, clear_wait, set_wait, yield_now, Config, RunOutcome, Runtime, SrcLoc, TaskEnd, WaitKind,
 };
 
-const TASKS: usize = 1_000;
-const CHANNELS: usize = 100;
 const WORKERS: usize = 4;
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -67,6 +67,7 @@ struct World {
     send_on_closed: AtomicU64,
     out_of_order: AtomicU64,
     tasks_done: AtomicUsize,
+    tasks: usize,
 }
 
 struct Plan {
@@ -76,13 +77,13 @@ struct Plan {
     quota: Vec<usize>,
 }
 
-fn plan(rng: &mut fastrand::Rng, messages: usize) -> Plan {
-    let (np, nc) = (TASKS / 2, TASKS - TASKS / 2);
-    // Channel i % CHANNELS first, so every channel has one of each.
+fn plan(rng: &mut fastrand::Rng, messages: usize, tasks: usize, channels: usize) -> Plan {
+    let (np, nc) = (tasks / 2, tasks - tasks / 2);
+    // Channel i % channels first, so every channel has one of each.
     let mut pick = |i: usize| {
-        let mut v = vec![i % CHANNELS];
+        let mut v = vec![i % channels];
         for _ in 0..rng.usize(0..3) {
-            let c = rng.usize(0..CHANNELS);
+            let c = rng.usize(0..channels);
             if !v.contains(&c) {
                 v.push(c);
             }
@@ -271,10 +272,12 @@ fn thousand_tasks_hundred_channels() {
     let messages = env_u64("WEFT_STRESS_MESSAGES", 100_000) as usize;
     let seed = env_u64("WEFT_STRESS_SEED", 1);
     let timeout = env_u64("WEFT_STRESS_TIMEOUT_SECS", 60 + messages as u64 / 2_000);
+    let tasks = env_u64("WEFT_STRESS_TASKS", 1_000).max(2) as usize;
+    let channels = (tasks / 10).max(1);
     let mut rng = fastrand::Rng::with_seed(seed);
-    let plan = plan(&mut rng, messages);
-    let caps: Vec<usize> = (0..CHANNELS).map(|_| rng.usize(0..=8)).collect();
-    let mut producers_of = vec![0usize; CHANNELS];
+    let plan = plan(&mut rng, messages, tasks, channels);
+    let caps: Vec<usize> = (0..channels).map(|_| rng.usize(0..=8)).collect();
+    let mut producers_of = vec![0usize; channels];
     for cs in &plan.prod {
         for &c in cs {
             producers_of[c] += 1;
@@ -302,6 +305,7 @@ fn thousand_tasks_hundred_channels() {
         send_on_closed: AtomicU64::new(0),
         out_of_order: AtomicU64::new(0),
         tasks_done: AtomicUsize::new(0),
+        tasks,
     });
 
     let (done_tx, done_rx) = mpsc::channel();
@@ -314,9 +318,9 @@ fn thousand_tasks_hundred_channels() {
             max_tasks: None,
         });
         let outcome = rt.run(async move {
-            let done: Chan<()> = Chan::new(TASKS);
+            let done: Chan<()> = Chan::new(tasks);
             let mut task_seed = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            for t in 0..TASKS {
+            for t in 0..tasks {
                 task_seed = task_seed.wrapping_add(1);
                 let (w, done, s) = (wm.clone(), done.clone(), task_seed);
                 let (p, is_prod) = if t < plan.prod.len() {
@@ -341,7 +345,7 @@ fn thousand_tasks_hundred_channels() {
                 })
                 .expect("spawn");
             }
-            for _ in 0..TASKS {
+            for _ in 0..tasks {
                 set_wait(
                     WaitKind::ChanRecv,
                     SrcLoc::new("stress_channels main", 0, 0),
@@ -420,8 +424,9 @@ fn thousand_tasks_hundred_channels() {
 }
 
 fn progress(w: &World) -> String {
+    let tasks = w.tasks;
     format!(
-        "sent {}, received {}, closes seen {}, tasks done {}/{TASKS}, out of order {}, double closes {}, sends on closed {}",
+        "sent {}, received {}, closes seen {}, tasks done {}/{tasks}, out of order {}, double closes {}, sends on closed {}",
         w.sent.load(Relaxed),
         w.received.load(Relaxed),
         w.closes_seen.load(Relaxed),

@@ -277,3 +277,13 @@ fn empty_tensors() {
     .unwrap();
     assert_eq!(vals(&p), vec![0.0; 6]);
 }
+
+#[test]
+fn debug_form_is_short() {
+    let t = tensor::zeros(&[100, 100]).unwrap();
+    assert_eq!(
+        format!("{t:?}"),
+        "tensor[100,100]@cpu [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]..."
+    );
+    assert_eq!(format!("{:?}", Tensor::default()), "tensor[0]@cpu []");
+}

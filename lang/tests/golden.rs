@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "support/sexpr.rs"]
 mod sexpr;
 
 const MARKER: &str = "/* expected output:\n";

@@ -32,6 +32,13 @@ fn run(name: &str, src: &str) {
     let (_, parse_diags) = weft_lang::parse(name, src);
     if let Err(d) = result {
         assert!(!d.is_empty(), "{name}: an error result without diagnostics");
+        for item in d.items() {
+            assert!(
+                !item.message.starts_with("internal error"),
+                "{name}: {}\n{src}",
+                item.message
+            );
+        }
         let out = d.render(src);
         let first = out.lines().next().unwrap_or("");
         assert!(

@@ -268,6 +268,15 @@ pub enum Instr {
         cond: Slot,
         to: Pc,
     },
+    /// `Cmp` fused with the `JumpIfNot` that consumes it: jump unless
+    /// `x op y`.
+    CmpJump {
+        op: CmpOp,
+        kind: CmpKind,
+        x: Slot,
+        y: Slot,
+        to: Pc,
+    },
     Print {
         args: Box<[Slot]>,
     },
@@ -300,4 +309,45 @@ pub enum Instr {
         ins: Box<[Slot]>,
         out: Slot,
     },
+}
+
+impl Instr {
+    /// The slot of an instruction's single result, if it has exactly one
+    /// and computes it from its inputs before writing (so the result may be
+    /// redirected to another slot).
+    pub fn out_mut(&mut self) -> Option<&mut Slot> {
+        match self {
+            Instr::Const { out, .. }
+            | Instr::Copy { out, .. }
+            | Instr::Int { out, .. }
+            | Instr::Float { out, .. }
+            | Instr::Concat { out, .. }
+            | Instr::Cmp { out, .. }
+            | Instr::NegInt { out, .. }
+            | Instr::NegFloat { out, .. }
+            | Instr::Not { out, .. }
+            | Instr::ToInt { out, .. }
+            | Instr::ToFloat { out, .. }
+            | Instr::ToStr { out, .. }
+            | Instr::ListNew { out, .. }
+            | Instr::Index { out, .. }
+            | Instr::SetIndex { out, .. }
+            | Instr::Slice { out, .. }
+            | Instr::Append { out, .. }
+            | Instr::Len { out, .. }
+            | Instr::Cap { out, .. }
+            | Instr::StructNew { out, .. }
+            | Instr::Field { out, .. }
+            | Instr::SetField { out, .. }
+            | Instr::MakeChan { out, .. }
+            | Instr::After { out, .. }
+            | Instr::Now { out }
+            | Instr::Args { out }
+            | Instr::Rand { out, .. }
+            | Instr::Perm { out, .. }
+            | Instr::Tensor { out, .. } => Some(out),
+            Instr::Call { out: Some(out), .. } => Some(out),
+            _ => None,
+        }
+    }
 }

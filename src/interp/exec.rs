@@ -18,7 +18,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::chan::{Chan, Outcome, Select, TryRecvError, TrySendError};
+use crate::chan::{Chan, Outcome, Select, Selected, TryRecvError, TrySendError};
 use crate::runtime::{self, TaskEnd, WaitKind};
 
 use super::code::Program;
@@ -30,8 +30,8 @@ use super::value::{ChanVal, Ty, Value};
 
 /// Backward jumps and calls a task runs before it yields.
 const BUDGET: u32 = 2000;
-/// The most values one task's stack may hold (about 400 MB).
-const MAX_STACK: usize = 1 << 24;
+/// The most values one task's stack may hold (about 100 MB).
+const MAX_STACK: usize = 1 << 22;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
@@ -82,57 +82,232 @@ fn chan_ref(v: &Value) -> Result<Option<&Chan<Value>>, Fail> {
     }
 }
 
-/// What a receive does after its non-blocking attempt.
-enum Step<T> {
-    Done(T),
-    Wait(Chan<Value>),
-    Nil,
+/// A task's interpreter state: everything `step` needs between awaits.
+struct TaskState {
+    stack: Vec<Value>,
+    frames: Vec<Frame>,
+    cur: FuncId,
+    pc: usize,
+    base: usize,
+    budget: u32,
+    rng: fastrand::Rng,
 }
 
-/// What a send does after its non-blocking attempt.
-enum SendStep {
-    Sent,
-    Wait(Chan<Value>, Value),
-    Nil,
+/// Why `step` stopped: the task ended, or it must await something. The
+/// instruction index `at` names the op that waits (its location is the wait's
+/// location, and it says where results go).
+enum Wait {
+    End(TaskEnd),
+    Yield,
+    Nil {
+        at: usize,
+    },
+    Send {
+        ch: Chan<Value>,
+        val: Value,
+        at: usize,
+    },
+    Recv {
+        ch: Chan<Value>,
+        at: usize,
+    },
+    Select {
+        sel: Select<Value>,
+        at: usize,
+    },
+    Sleep {
+        dur: Duration,
+        at: usize,
+    },
+    Tensor {
+        op: tensor_ops::TensorOp,
+        args: Vec<Value>,
+        at: usize,
+    },
 }
 
 async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> TaskEnd {
     let prog = &sh.prog;
-    let Some(mut f) = prog.funcs.get(entry as usize) else {
+    let Some(f) = prog.funcs.get(entry as usize) else {
         return TaskEnd::Returned;
     };
-    let mut cur = entry;
     let mut stack: Vec<Value> = f.template.to_vec();
     for (s, v) in init {
         if let Some(slot) = stack.get_mut(s as usize) {
             *slot = v;
         }
     }
-    let mut frames: Vec<Frame> = Vec::new();
-    let mut base = 0usize;
-    let mut pc = 0usize;
-    let mut budget = BUDGET;
-    let mut rng = fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task()));
+    let mut st = TaskState {
+        stack,
+        frames: Vec::new(),
+        cur: entry,
+        pc: 0,
+        base: 0,
+        budget: BUDGET,
+        rng: fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task())),
+    };
+    loop {
+        match step(&sh, &mut st) {
+            Wait::End(end) => return end,
+            Wait::Yield => runtime::yield_now().await,
+            Wait::Nil { at } => {
+                runtime::set_wait(WaitKind::NilChan, st.loc(prog, at));
+                std::future::pending::<()>().await;
+            }
+            Wait::Send { ch, val, at } => {
+                runtime::set_wait(WaitKind::ChanSend, st.loc(prog, at));
+                let r = ch.send(val).await;
+                runtime::clear_wait();
+                if r.is_err() {
+                    return st.fail(prog, at, "send on closed channel".into());
+                }
+            }
+            Wait::Recv { ch, at } => {
+                runtime::set_wait(WaitKind::ChanRecv, st.loc(prog, at));
+                let got = ch.recv().await;
+                runtime::clear_wait();
+                st.deliver(prog, at, got);
+            }
+            Wait::Select { sel, at } => {
+                runtime::set_wait(WaitKind::Select, st.loc(prog, at));
+                let chosen = sel.select(&mut st.rng).await;
+                runtime::clear_wait();
+                if let Err(m) = st.selected(prog, at, chosen) {
+                    return st.fail(prog, at, m);
+                }
+            }
+            Wait::Sleep { dur, at } => {
+                runtime::set_wait(WaitKind::Sleep, st.loc(prog, at));
+                runtime::sleep(dur).await;
+                runtime::clear_wait();
+            }
+            Wait::Tensor { op, args, at } => {
+                // A compute pool thread or a device will wake this task: the
+                // run is not deadlocked while it waits.
+                let _hold = runtime::external_wait();
+                let _span = runtime::trace_span(op.name());
+                match tensor_ops::run(op, args).await {
+                    Ok(v) => st.write_out(prog, at, v),
+                    Err(m) => return st.fail(prog, at, m),
+                }
+            }
+        }
+    }
+}
 
-    // Fails the task with `msg` at the instruction `at`.
-    fn fail(f: &Func, at: usize, msg: Fail) -> TaskEnd {
-        let loc = f
-            .locs
-            .get(at)
-            .or(f.locs.last())
-            .cloned()
-            .unwrap_or_else(|| runtime::SrcLoc {
-                file: Arc::from("?"),
-                line: 0,
-                col: 0,
-            });
-        TaskEnd::Panic { msg, loc }
+impl TaskState {
+    fn func<'p>(&self, prog: &'p Program) -> Option<&'p Func> {
+        prog.funcs.get(self.cur as usize)
     }
 
-    loop {
+    fn loc(&self, prog: &Program, at: usize) -> runtime::SrcLoc {
+        loc_of(self.func(prog), at)
+    }
+
+    fn fail(&self, prog: &Program, at: usize, msg: Fail) -> TaskEnd {
+        TaskEnd::Panic {
+            msg,
+            loc: self.loc(prog, at),
+        }
+    }
+
+    fn instr<'p>(&self, prog: &'p Program, at: usize) -> Option<&'p Instr> {
+        self.func(prog).and_then(|f| f.code.get(at))
+    }
+
+    fn set(&mut self, slot: Slot, v: Value) {
+        if let Some(s) = self.stack.get_mut(self.base + slot as usize) {
+            *s = v;
+        }
+    }
+
+    /// Completes a receive that waited.
+    fn deliver(&mut self, prog: &Program, at: usize, got: Option<Value>) {
+        if let Some(Instr::Recv { out, ok, zero, .. }) = self.instr(prog, at) {
+            let okv = got.is_some();
+            let (out, ok) = (*out, *ok);
+            if let Some(o) = out {
+                self.set(o, got.unwrap_or_else(|| zero.clone()));
+            }
+            if let Some(k) = ok {
+                self.set(k, Value::Bool(okv));
+            }
+        }
+    }
+
+    /// Completes a select: stores what the chosen case received and jumps
+    /// to its block.
+    fn selected(&mut self, prog: &Program, at: usize, chosen: Selected<Value>) -> Result<(), Fail> {
+        let Some(Instr::Select { cases, .. }) = self.instr(prog, at) else {
+            return Err("select: lost its instruction".into());
+        };
+        let Some(case) = cases.get(chosen.index) else {
+            return Err("select: bad case index".into());
+        };
+        match chosen.outcome {
+            Outcome::Received(got) => {
+                let okv = got.is_some();
+                if let Some(o) = case.recv {
+                    self.set(o, got.unwrap_or_else(|| case.zero.clone()));
+                }
+                if let Some(k) = case.ok {
+                    self.set(k, Value::Bool(okv));
+                }
+            }
+            Outcome::Sent => {}
+            Outcome::SendClosed(_) => return Err("send on closed channel".into()),
+        }
+        self.pc = case.target as usize;
+        Ok(())
+    }
+
+    /// Stores the result of a tensor op that was awaited.
+    fn write_out(&mut self, prog: &Program, at: usize, v: Value) {
+        if let Some(Instr::Tensor { out, .. }) = self.instr(prog, at) {
+            self.set(*out, v);
+        }
+    }
+}
+
+fn loc_of(f: Option<&Func>, at: usize) -> runtime::SrcLoc {
+    f.and_then(|f| f.locs.get(at).or(f.locs.last()))
+        .cloned()
+        .unwrap_or_else(|| runtime::SrcLoc {
+            file: Arc::from("?"),
+            line: 0,
+            col: 0,
+        })
+}
+
+/// Runs instructions until the task ends or must await something. A plain
+/// function, so the hot loop's state lives in registers, not in the task's
+/// future.
+fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
+    let prog = &sh.prog;
+    let TaskState {
+        stack,
+        frames,
+        cur,
+        pc: pc_out,
+        base: base_out,
+        budget,
+        rng,
+    } = st;
+    let Some(mut f) = prog.funcs.get(*cur as usize) else {
+        return Wait::End(TaskEnd::Returned);
+    };
+    let mut pc = *pc_out;
+    let mut base = *base_out;
+    let fail = |f: &Func, at: usize, msg: Fail| {
+        Wait::End(TaskEnd::Panic {
+            msg,
+            loc: loc_of(Some(f), at),
+        })
+    };
+    let wait: Wait = 'run: loop {
         let at = pc;
         let Some(instr) = f.code.get(at) else {
-            return fail(f, at, "program counter out of range".into());
+            break 'run fail(f, at, "program counter out of range".into());
         };
         pc += 1;
         macro_rules! s {
@@ -144,17 +319,8 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             ($e:expr) => {
                 match $e {
                     Ok(v) => v,
-                    Err(m) => return fail(f, at, m),
+                    Err(m) => break 'run fail(f, at, m),
                 }
-            };
-        }
-        macro_rules! loc {
-            () => {
-                f.locs.get(at).cloned().unwrap_or_else(|| runtime::SrcLoc {
-                    file: Arc::from("?"),
-                    line: 0,
-                    col: 0,
-                })
             };
         }
         match instr {
@@ -163,14 +329,14 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             Instr::Int { op, x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
                     (Value::Int(a), Value::Int(b)) => tri!(ops::int_op(*op, *a, *b)),
-                    (a, _) => return fail(f, at, kind_error("int op", a)),
+                    (a, _) => break 'run fail(f, at, kind_error("int op", a)),
                 };
                 s!(*out) = Value::Int(r);
             }
             Instr::Float { op, x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
                     (Value::Float(a), Value::Float(b)) => ops::float_op(*op, *a, *b),
-                    (a, _) => return fail(f, at, kind_error("float op", a)),
+                    (a, _) => break 'run fail(f, at, kind_error("float op", a)),
                 };
                 s!(*out) = Value::Float(r);
             }
@@ -182,7 +348,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                         c.push_str(b);
                         Value::Str(Arc::from(c))
                     }
-                    (a, _) => return fail(f, at, kind_error("concat", a)),
+                    (a, _) => break 'run fail(f, at, kind_error("concat", a)),
                 };
                 s!(*out) = r;
             }
@@ -193,7 +359,10 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 y,
                 out,
             } => {
-                let r = tri!(ops::compare(*op, *kind, &s!(*x), &s!(*y)));
+                let r = match (&s!(*x), &s!(*y)) {
+                    (Value::Int(a), Value::Int(b)) => ops::ord(*op, a, b),
+                    (a, b) => tri!(ops::compare(*op, *kind, a, b)),
+                };
                 s!(*out) = Value::Bool(r);
             }
             Instr::NegInt { x, out } => {
@@ -203,7 +372,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             Instr::NegFloat { x, out } => {
                 let r = match &s!(*x) {
                     Value::Float(a) => -*a,
-                    a => return fail(f, at, kind_error("neg", a)),
+                    a => break 'run fail(f, at, kind_error("neg", a)),
                 };
                 s!(*out) = Value::Float(r);
             }
@@ -235,7 +404,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             Instr::SetIndex { x, i, v, out } => {
                 let val = s!(*v).clone();
                 let idx = s!(*i).clone();
-                let mut l = take_or_clone(&mut stack, base, *x, *out);
+                let mut l = take_or_clone(stack, base, *x, *out);
                 tri!(ops::set_index(&mut l, &idx, val));
                 s!(*out) = l;
             }
@@ -247,7 +416,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             }
             Instr::Append { x, elems, out } => {
                 let vals: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
-                let mut l = take_or_clone(&mut stack, base, *x, *out);
+                let mut l = take_or_clone(stack, base, *x, *out);
                 tri!(ops::append(&mut l, vals.into_iter()));
                 s!(*out) = l;
             }
@@ -260,9 +429,9 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             Instr::Field { x, idx, out } => s!(*out) = tri!(ops::field(&s!(*x), *idx)),
             Instr::SetField { x, idx, v, out } => {
                 let val = s!(*v).clone();
-                let mut st = take_or_clone(&mut stack, base, *x, *out);
-                tri!(ops::set_field(&mut st, *idx, val));
-                s!(*out) = st;
+                let mut sv = take_or_clone(stack, base, *x, *out);
+                tri!(ops::set_field(&mut sv, *idx, val));
+                s!(*out) = sv;
             }
             Instr::MakeChan { cap, elem, out } => {
                 let n = match cap {
@@ -270,7 +439,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                     None => 0,
                 };
                 if !(0..=MAX_CAP).contains(&n) {
-                    return fail(f, at, "makechan: size out of range".into());
+                    break 'run fail(f, at, "makechan: size out of range".into());
                 }
                 s!(*out) = Value::Chan(Box::new(ChanVal {
                     ch: Some(Chan::new(n as usize)),
@@ -279,64 +448,45 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             }
             Instr::Send { ch, v } => {
                 let val = s!(*v).clone();
-                let step = match tri!(chan_ref(&s!(*ch))) {
-                    None => SendStep::Nil,
+                match tri!(chan_ref(&s!(*ch))) {
+                    None => break 'run Wait::Nil { at },
                     Some(c) => match c.try_send(val) {
-                        Ok(()) => SendStep::Sent,
+                        Ok(()) => {}
                         Err(TrySendError::Closed(_)) => {
-                            return fail(f, at, "send on closed channel".into())
+                            break 'run fail(f, at, "send on closed channel".into())
                         }
-                        Err(TrySendError::Full(val)) => SendStep::Wait(c.clone(), val),
+                        Err(TrySendError::Full(val)) => {
+                            break 'run Wait::Send {
+                                ch: c.clone(),
+                                val,
+                                at,
+                            }
+                        }
                     },
-                };
-                match step {
-                    SendStep::Sent => {}
-                    SendStep::Nil => block_forever(WaitKind::NilChan, loc!()).await,
-                    SendStep::Wait(c, val) => {
-                        runtime::set_wait(WaitKind::ChanSend, loc!());
-                        let r = c.send(val).await;
-                        runtime::clear_wait();
-                        if r.is_err() {
-                            return fail(f, at, "send on closed channel".into());
-                        }
-                    }
                 }
             }
             Instr::Recv { ch, out, ok, zero } => {
-                let step = match tri!(chan_ref(&s!(*ch))) {
-                    None => Step::Nil,
+                let got = match tri!(chan_ref(&s!(*ch))) {
+                    None => break 'run Wait::Nil { at },
                     Some(c) => match c.try_recv() {
-                        Ok(v) => Step::Done(Some(v)),
-                        Err(TryRecvError::Closed) => Step::Done(None),
-                        Err(TryRecvError::Empty) => Step::Wait(c.clone()),
+                        Ok(v) => Some(v),
+                        Err(TryRecvError::Closed) => None,
+                        Err(TryRecvError::Empty) => break 'run Wait::Recv { ch: c.clone(), at },
                     },
                 };
-                let got = match step {
-                    Step::Done(v) => v,
-                    Step::Nil => block_forever(WaitKind::NilChan, loc!()).await,
-                    Step::Wait(c) => {
-                        runtime::set_wait(WaitKind::ChanRecv, loc!());
-                        let r = c.recv().await;
-                        runtime::clear_wait();
-                        r
-                    }
-                };
-                let (v, okv) = match got {
-                    Some(v) => (tri!(tensor_ops::arrived(v).await), true),
-                    None => (zero.clone(), false),
-                };
+                let okv = got.is_some();
                 if let Some(o) = out {
-                    s!(*o) = v;
+                    s!(*o) = got.unwrap_or_else(|| zero.clone());
                 }
                 if let Some(k) = ok {
                     s!(*k) = Value::Bool(okv);
                 }
             }
             Instr::Close { ch } => match tri!(chan_ref(&s!(*ch))) {
-                None => return fail(f, at, "close of nil channel".into()),
+                None => break 'run fail(f, at, "close of nil channel".into()),
                 Some(c) => {
                     if c.close().is_err() {
-                        return fail(f, at, "close of closed channel".into());
+                        break 'run fail(f, at, "close of closed channel".into());
                     }
                 }
             },
@@ -349,39 +499,33 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                         _ => sel.recv(ch),
                     };
                 }
-                let chosen = match sel.try_select(&mut rng) {
-                    Some(c) => c,
-                    None => {
-                        if let Some(d) = default {
-                            pc = *d as usize;
-                            continue;
-                        }
-                        runtime::set_wait(WaitKind::Select, loc!());
-                        let c = sel.select(&mut rng).await;
-                        runtime::clear_wait();
-                        c
-                    }
-                };
-                let Some(case) = cases.get(chosen.index) else {
-                    return fail(f, at, "select: bad case index".into());
-                };
-                match chosen.outcome {
-                    Outcome::Received(got) => {
-                        let (v, okv) = match got {
-                            Some(v) => (tri!(tensor_ops::arrived(v).await), true),
-                            None => (case.zero.clone(), false),
+                match sel.try_select(rng) {
+                    Some(chosen) => {
+                        let Some(case) = cases.get(chosen.index) else {
+                            break 'run fail(f, at, "select: bad case index".into());
                         };
-                        if let Some(o) = case.recv {
-                            s!(o) = v;
+                        match chosen.outcome {
+                            Outcome::Received(got) => {
+                                let okv = got.is_some();
+                                if let Some(o) = case.recv {
+                                    s!(o) = got.unwrap_or_else(|| case.zero.clone());
+                                }
+                                if let Some(k) = case.ok {
+                                    s!(k) = Value::Bool(okv);
+                                }
+                            }
+                            Outcome::Sent => {}
+                            Outcome::SendClosed(_) => {
+                                break 'run fail(f, at, "send on closed channel".into())
+                            }
                         }
-                        if let Some(k) = case.ok {
-                            s!(k) = Value::Bool(okv);
-                        }
+                        pc = case.target as usize;
                     }
-                    Outcome::Sent => {}
-                    Outcome::SendClosed(_) => return fail(f, at, "send on closed channel".into()),
+                    None => match default {
+                        Some(d) => pc = *d as usize,
+                        None => break 'run Wait::Select { sel, at },
+                    },
                 }
-                pc = case.target as usize;
             }
             Instr::After { ms, out } => {
                 let ms = tri!(ops::millis(&s!(*ms)));
@@ -399,22 +543,22 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             Instr::Sleep { ms } => {
                 let ms = tri!(ops::millis(&s!(*ms)));
                 if ms == 0.0 {
-                    runtime::yield_now().await;
-                } else {
-                    runtime::set_wait(WaitKind::Sleep, loc!());
-                    runtime::sleep(duration(ms)).await;
-                    runtime::clear_wait();
+                    break 'run Wait::Yield;
                 }
+                break 'run Wait::Sleep {
+                    dur: duration(ms),
+                    at,
+                };
             }
             Instr::Go { func, captures } => {
                 let init = captures.iter().map(|c| (*c, s!(*c).clone())).collect();
                 if let Err(e) = runtime::spawn(task(sh.clone(), *func, init)) {
-                    return fail(f, at, e.to_string());
+                    break 'run fail(f, at, e.to_string());
                 }
             }
             Instr::GoCall { func, args } => {
                 let Some(g) = prog.funcs.get(*func as usize) else {
-                    return fail(f, at, "unknown function".into());
+                    break 'run fail(f, at, "unknown function".into());
                 };
                 let init = g
                     .params
@@ -423,16 +567,16 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                     .map(|(p, a)| (*p, s!(*a).clone()))
                     .collect();
                 if let Err(e) = runtime::spawn(task(sh.clone(), *func, init)) {
-                    return fail(f, at, e.to_string());
+                    break 'run fail(f, at, e.to_string());
                 }
             }
             Instr::Call { func, args, out } => {
                 let Some(g) = prog.funcs.get(*func as usize) else {
-                    return fail(f, at, "unknown function".into());
+                    break 'run fail(f, at, "unknown function".into());
                 };
                 let nb = stack.len();
                 if nb + g.template.len() > MAX_STACK {
-                    return fail(f, at, "stack overflow".into());
+                    break 'run fail(f, at, "stack overflow".into());
                 }
                 stack.extend_from_slice(&g.template);
                 for (p, a) in g.params.iter().zip(args.iter()) {
@@ -440,19 +584,19 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                     stack[nb + *p as usize] = v;
                 }
                 frames.push(Frame {
-                    func: cur,
+                    func: *cur,
                     pc: pc as Pc,
                     base,
                     ret: *out,
                 });
-                cur = *func;
+                *cur = *func;
                 f = g;
                 pc = 0;
                 base = nb;
-                budget -= 1;
-                if budget == 0 {
-                    budget = BUDGET;
-                    runtime::yield_now().await;
+                *budget -= 1;
+                if *budget == 0 {
+                    *budget = BUDGET;
+                    break 'run Wait::Yield;
                 }
             }
             Instr::Ret { .. } | Instr::End => {
@@ -465,11 +609,11 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 };
                 stack.truncate(base);
                 let Some(fr) = frames.pop() else {
-                    return TaskEnd::Returned;
+                    break 'run Wait::End(TaskEnd::Returned);
                 };
-                cur = fr.func;
-                let Some(g) = prog.funcs.get(cur as usize) else {
-                    return TaskEnd::Returned;
+                *cur = fr.func;
+                let Some(g) = prog.funcs.get(*cur as usize) else {
+                    break 'run Wait::End(TaskEnd::Returned);
                 };
                 f = g;
                 pc = fr.pc as usize;
@@ -480,16 +624,23 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             }
             Instr::Jump { to } => {
                 let to = *to as usize;
+                pc = to;
                 if to <= at {
-                    budget -= 1;
-                    if budget == 0 {
-                        budget = BUDGET;
-                        pc = to;
-                        runtime::yield_now().await;
-                        continue;
+                    *budget -= 1;
+                    if *budget == 0 {
+                        *budget = BUDGET;
+                        break 'run Wait::Yield;
                     }
                 }
-                pc = to;
+            }
+            Instr::CmpJump { op, kind, x, y, to } => {
+                let r = match (&s!(*x), &s!(*y)) {
+                    (Value::Int(a), Value::Int(b)) => ops::ord(*op, a, b),
+                    (a, b) => tri!(ops::compare(*op, *kind, a, b)),
+                };
+                if !r {
+                    pc = *to as usize;
+                }
             }
             Instr::JumpIfNot { cond, to } => {
                 if !s!(*cond).truthy() {
@@ -507,39 +658,43 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 line.push('\n');
                 sh.out.write_line(&line);
             }
-            Instr::Panic { msg } => return fail(f, at, s!(*msg).to_display()),
+            Instr::Panic { msg } => break 'run fail(f, at, s!(*msg).to_display()),
             Instr::Assert { cond, msg } => {
                 if !s!(*cond).truthy() {
                     let m = format!("assertion failed: {}", s!(*msg).to_display());
-                    return fail(f, at, m);
+                    break 'run fail(f, at, m);
                 }
             }
-            Instr::Exit { code } => return TaskEnd::Exit(tri!(ops::as_int(&s!(*code))) as i32),
+            Instr::Exit { code } => {
+                break 'run Wait::End(TaskEnd::Exit(tri!(ops::as_int(&s!(*code))) as i32))
+            }
             Instr::Now { out } => s!(*out) = Value::Float(runtime::now_ms()),
             Instr::Args { out } => s!(*out) = sh.args.clone(),
             Instr::Rand { n, out } => {
                 let n = tri!(ops::as_int(&s!(*n)));
                 if n <= 0 {
-                    return fail(f, at, "rand: n must be positive".into());
+                    break 'run fail(f, at, "rand: n must be positive".into());
                 }
                 s!(*out) = Value::Int(rng.i64(0..n));
             }
             Instr::Perm { n, out } => {
                 let n = tri!(ops::as_int(&s!(*n)));
                 if !(0..=1 << 32).contains(&n) {
-                    return fail(f, at, "perm: n out of range".into());
+                    break 'run fail(f, at, "perm: n out of range".into());
                 }
                 let mut p: Vec<Value> = (0..n).map(Value::Int).collect();
                 rng.shuffle(&mut p);
                 s!(*out) = Value::list(p);
             }
-            Instr::Tensor { op, ins, out } => {
+            Instr::Tensor { op, ins, .. } => {
                 let args: Vec<Value> = ins.iter().map(|a| s!(*a).clone()).collect();
-                let r = tri!(tensor_ops::run(*op, args).await);
-                s!(*out) = r;
+                break 'run Wait::Tensor { op: *op, args, at };
             }
         }
-    }
+    };
+    *pc_out = pc;
+    *base_out = base;
+    wait
 }
 
 /// The value of `x` for an op whose result replaces `out`: taken (no copy,
@@ -551,12 +706,6 @@ fn take_or_clone(stack: &mut [Value], base: usize, x: Slot, out: Slot) -> Value 
     } else {
         stack[xi].clone()
     }
-}
-
-/// Blocks this task forever (send or receive on a nil channel).
-async fn block_forever<T>(kind: WaitKind, loc: runtime::SrcLoc) -> T {
-    runtime::set_wait(kind, loc);
-    std::future::pending::<T>().await
 }
 
 /// A timer duration from milliseconds (clamped, never overflowing).

@@ -89,6 +89,13 @@ pub(super) struct Vars<'p> {
     pub map: HashMap<&'p str, (Slot, Ty)>,
     /// The slot that `_` outputs write to.
     pub junk: Slot,
+    /// How many op inputs read each variable (over the whole function).
+    pub reads: HashMap<&'p str, u32>,
+    /// How many op outputs write each variable.
+    pub writes: HashMap<&'p str, u32>,
+    /// Variables whose constant lives in the frame template (their `const`
+    /// op emits nothing).
+    pub hoisted: HashSet<&'p str>,
 }
 
 impl<'p> Cx<'p> {
@@ -195,7 +202,24 @@ impl<'p> Cx<'p> {
             fname: f.name.as_str(),
             map: HashMap::new(),
             junk: 0,
+            reads: HashMap::new(),
+            writes: HashMap::new(),
+            hoisted: HashSet::new(),
         };
+        for b in &blocks {
+            for op in &b.ops {
+                for v in &op.inputs {
+                    for a in &v.args {
+                        *vars.reads.entry(a.as_str()).or_insert(0) += 1;
+                    }
+                }
+                for v in &op.outputs {
+                    for a in &v.args {
+                        *vars.writes.entry(a.as_str()).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
         let mut template = Vec::new();
         for b in &blocks {
             for v in &b.vars {
@@ -211,6 +235,33 @@ impl<'p> Cx<'p> {
                     .insert(v.name.as_str(), (template.len() as Slot - 1, ty));
             }
         }
+        // A variable whose only writer is a `const` op in the block that
+        // declares it, with no read before that op (in the block or below
+        // the ops before it), holds the constant from the frame's start: every
+        // read (reads are scoped to the block and below) comes after the op
+        // on every path. The op is then dropped (`Vars::hoisted`).
+        for b in &blocks {
+            for (k, op) in b.ops.iter().enumerate() {
+                if op.r#type != "const" {
+                    continue;
+                }
+                let Some(name) = op.outputs.first().and_then(|o| o.args.first()) else {
+                    continue;
+                };
+                let declared_here = b.vars.iter().any(|v| v.name == *name);
+                if !declared_here
+                    || vars.writes.get(name.as_str()) != Some(&1)
+                    || self.reads_in(&b.ops[..k], name, &mut HashSet::new())
+                {
+                    continue;
+                }
+                if let Ok((slot, ty)) = vars.get(name) {
+                    let v = super::lower_ops::const_value(op, Some(ty))?;
+                    template[*slot as usize] = v;
+                    vars.hoisted.insert(name.as_str());
+                }
+            }
+        }
         vars.junk = template.len() as Slot;
         template.push(Value::Int(0));
         let template: Arc<[Value]> = template.into();
@@ -223,6 +274,21 @@ impl<'p> Cx<'p> {
         em.emit_block(body)?;
         em.push(Instr::End, None);
         Ok(em.finish(Arc::from(f.name.as_str()), params))
+    }
+
+    /// Whether any of `ops`, or an op in a block below them, reads `name`.
+    fn reads_in(&self, ops: &[pb::OpDesc], name: &str, seen: &mut HashSet<i32>) -> bool {
+        ops.iter().any(|op| {
+            op.inputs.iter().any(|v| v.args.iter().any(|a| a == name))
+                || op.attrs.iter().any(|a| {
+                    attr_blocks(a).into_iter().any(|idx| {
+                        seen.insert(idx)
+                            && self
+                                .block(idx)
+                                .is_some_and(|sub| self.reads_in(&sub.ops, name, seen))
+                    })
+                })
+        })
     }
 
     /// Every block owned by `b`'s ops, transitively, `b` included.
@@ -291,6 +357,9 @@ pub(super) struct Emitter<'a, 'p> {
     code: Vec<Instr>,
     locs: Vec<SrcLoc>,
     ctl: Vec<Ctl>,
+    /// No instruction before this index may be merged with a later one (a
+    /// block starts or a jump may land here).
+    barrier: usize,
 }
 
 impl<'a, 'p> Emitter<'a, 'p> {
@@ -310,6 +379,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
             code: Vec::new(),
             locs: Vec::new(),
             ctl: Vec::new(),
+            barrier: 0,
         }
     }
 
@@ -345,16 +415,65 @@ impl<'a, 'p> Emitter<'a, 'p> {
     fn patch(&mut self, at: usize, target: usize) {
         let t = target as Pc;
         match &mut self.code[at] {
-            Instr::Jump { to } | Instr::JumpIfNot { to, .. } => *to = t,
+            Instr::Jump { to } | Instr::JumpIfNot { to, .. } | Instr::CmpJump { to, .. } => *to = t,
             _ => {}
         }
     }
 
     pub fn emit_block(&mut self, b: &'p pb::BlockDesc) -> Result<(), LowerError> {
+        self.barrier = self.pc();
         for op in &b.ops {
             self.emit_op(op)?;
         }
         Ok(())
+    }
+
+    /// Emits a conditional jump on `cond` (target patched later), fused with
+    /// the comparison that computed `cond` when nothing else reads it.
+    fn jump_if_not(&mut self, cond: Slot, cond_name: &str, op: &'p pb::OpDesc) -> usize {
+        let single = self.vars.reads.get(cond_name) == Some(&1);
+        if single && self.barrier < self.pc() {
+            if let Some(Instr::Cmp {
+                op: cop,
+                kind,
+                x,
+                y,
+                out,
+            }) = self.code.last()
+            {
+                if *out == cond {
+                    let fused = Instr::CmpJump {
+                        op: *cop,
+                        kind: *kind,
+                        x: *x,
+                        y: *y,
+                        to: 0,
+                    };
+                    let at = self.code.len() - 1;
+                    self.code[at] = fused;
+                    return at;
+                }
+            }
+        }
+        self.push(Instr::JumpIfNot { cond, to: 0 }, Some(op))
+    }
+
+    /// `Out = copy(X)` right after the instruction that computed `X`, where
+    /// nothing else reads `X`, becomes that instruction writing `Out`
+    /// directly. Besides saving a dispatch, this lets `l = set_index(l, ...)`
+    /// and friends update the list in place (copy-on-write sees one owner).
+    pub fn coalesce_copy(&mut self, x: &str, out: Slot) -> Result<bool, LowerError> {
+        let xs = self.vars.slot(x)?;
+        if self.vars.reads.get(x) != Some(&1) || xs == out || self.barrier >= self.pc() {
+            return Ok(false);
+        }
+        match self.code.last_mut().and_then(Instr::out_mut) {
+            Some(o) if *o == xs => {
+                *o = out;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     fn sub_block(
@@ -383,7 +502,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
                 let cond = self.in1(op, "Cond")?;
                 let then_b = self.need_block(op, "then_block")?;
                 let else_b = self.sub_block(op, "else_block")?;
-                let jf = self.push(Instr::JumpIfNot { cond, to: 0 }, Some(op));
+                let jf = self.jump_if_not(cond, first(self.ins(op, "Cond")), op);
                 self.emit_block(then_b)?;
                 if let Some(eb) = else_b {
                     let j = self.push(Instr::Jump { to: 0 }, None);
@@ -406,7 +525,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
                 if let Some(cb) = cond_b {
                     self.emit_block(cb)?;
                 }
-                let exit = cond.map(|c| self.push(Instr::JumpIfNot { cond: c, to: 0 }, Some(op)));
+                let exit = cond.map(|c| self.jump_if_not(c, first(self.ins(op, "Cond")), op));
                 self.ctl.push(Ctl {
                     kind: CtlKind::Loop {
                         cont_patches: Vec::new(),
@@ -484,8 +603,13 @@ impl<'a, 'p> Emitter<'a, 'p> {
                 let id = self.emit_go_block(b)?;
                 self.push(Instr::Go { func: id, captures }, Some(op));
             }
-            _ => self.emit_data_op(op)?,
+            _ => {
+                self.emit_data_op(op)?;
+                return Ok(());
+            }
         }
+        // A control op: what follows may be a jump target.
+        self.barrier = self.pc();
         Ok(())
     }
 
@@ -700,6 +824,10 @@ pub(super) fn attr<'o>(op: &'o pb::OpDesc, name: &str) -> Option<&'o pb::attr::V
         .iter()
         .find(|a| a.name == name)
         .and_then(|a| a.value.as_ref())
+}
+
+fn first(names: &[String]) -> &str {
+    names.first().map_or("", String::as_str)
 }
 
 fn label(op: &pb::OpDesc) -> Option<String> {

@@ -16,6 +16,7 @@ impl<'p> Emitter<'_, 'p> {
     pub(super) fn emit_data_op(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
         let t = op.r#type.as_str();
         let i = match t {
+            "const" if self.hoisted(op) => return Ok(()),
             "const" => {
                 let out = self.out1(op, "Out")?;
                 let oty = self.out_ty(op, "Out")?;
@@ -30,10 +31,18 @@ impl<'p> Emitter<'_, 'p> {
                 };
                 Instr::Const { out, val }
             }
-            "copy" => Instr::Copy {
-                x: self.in1(op, "X")?,
-                out: self.out1(op, "Out")?,
-            },
+            "copy" => {
+                let out = self.out1(op, "Out")?;
+                if let Some(x) = self.ins(op, "X").first() {
+                    if self.coalesce_copy(x, out)? {
+                        return Ok(());
+                    }
+                }
+                Instr::Copy {
+                    x: self.in1(op, "X")?,
+                    out,
+                }
+            }
             "add" | "sub" | "mul" | "div" | "mod" | "and" | "or" | "xor" | "shl" | "shr" => {
                 self.arith(op, t)?
             }
@@ -226,6 +235,14 @@ impl<'p> Emitter<'_, 'p> {
         Ok(())
     }
 
+    /// Whether this `const` op's value was put in the frame template.
+    fn hoisted(&self, op: &pb::OpDesc) -> bool {
+        match op.outputs.first().and_then(|o| o.args.first()) {
+            Some(name) => self.vars.hoisted.contains(name.as_str()),
+            None => false,
+        }
+    }
+
     fn arith(&mut self, op: &'p pb::OpDesc, t: &str) -> Result<Instr, LowerError> {
         let x = self.in1(op, "X")?;
         let y = self.in1(op, "Y")?;
@@ -323,7 +340,7 @@ impl<'p> Emitter<'_, 'p> {
 
 /// The literal of a `const` op, converted to the output's type where the
 /// literal is an untyped integer used as a float.
-fn const_value(op: &pb::OpDesc, oty: Option<&Ty>) -> Result<Value, LowerError> {
+pub(super) fn const_value(op: &pb::OpDesc, oty: Option<&Ty>) -> Result<Value, LowerError> {
     use pb::attr::Value as A;
     let v = attr(op, "value").ok_or_else(|| bad(op, "missing attribute value".into()))?;
     Ok(match (v, oty) {

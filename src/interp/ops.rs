@@ -62,7 +62,8 @@ pub fn float_op(op: FloatOp, x: f64, y: f64) -> f64 {
     }
 }
 
-fn ord<T: PartialOrd + PartialEq>(op: CmpOp, a: T, b: T) -> bool {
+#[inline]
+pub fn ord<T: PartialOrd + PartialEq>(op: CmpOp, a: T, b: T) -> bool {
     match op {
         CmpOp::Eq => a == b,
         CmpOp::Ne => a != b,

@@ -14,8 +14,10 @@
 //! `reduce` (sum, mean, softmax, argmax_rows, ...), `linalg` (matmul,
 //! transpose), `index` (rows, gather, get, onehot), `dataset`
 //! (load_dataset), `compute` (the compute pool for long kernels), `place`
-//! (devices, to, and running kernels where their operands live).
+//! (devices, to, and running kernels where their operands live),
+//! `builtins` (one async entry point for the interpreter).
 
+pub mod builtins;
 mod compute;
 mod create;
 mod dataset;
@@ -32,7 +34,7 @@ use std::sync::Arc;
 use crate::device::DeviceBuffer;
 
 pub use crate::device::{BinOp, UnaryOp};
-pub use compute::{compute, pool_threads, INLINE_COST};
+pub use compute::{compute, kernel_cost, pool_threads, INLINE_COST};
 pub use create::{full, numel, ones, randn, shape, tensor_from, zeros};
 pub use dataset::{load_dataset, Dataset};
 pub use elementwise::{
@@ -90,7 +92,7 @@ pub(crate) enum Storage {
 /// An immutable f32 array with a shape and a device.
 ///
 /// The zero value (`Tensor::default()`) has shape `[0]` on the CPU.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Tensor {
     shape: Shape,
     storage: Storage,
@@ -99,6 +101,18 @@ pub struct Tensor {
 impl Default for Tensor {
     fn default() -> Self {
         Tensor::host(Shape::new(&[0]), Vec::new())
+    }
+}
+
+impl fmt::Debug for Tensor {
+    /// The printed form plus up to 8 leading host values (never the whole buffer).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")?;
+        if let Some(v) = self.host_values() {
+            let head = &v[..v.len().min(8)];
+            write!(f, " {head:?}{}", if v.len() > 8 { "..." } else { "" })?;
+        }
+        Ok(())
     }
 }
 

@@ -257,7 +257,13 @@ impl<'a> Checker<'a> {
                     return bad(self, &xo);
                 }
                 let val = match (&xo.val, op) {
-                    (Some(ConstVal::Int(v)), UnOp::Neg) => Some(ConstVal::Int(-v)),
+                    (Some(ConstVal::Int(v)), UnOp::Neg) => match v.checked_neg() {
+                        Some(n) => Some(ConstVal::Int(n)),
+                        None => {
+                            self.error(e.span, "constant overflow");
+                            return Operand::invalid();
+                        }
+                    },
                     (Some(ConstVal::Float(v)), UnOp::Neg) => Some(ConstVal::Float(-v)),
                     (v, _) => v.clone(),
                 };
