@@ -91,3 +91,53 @@ func main() {
         main.code.len()
     );
 }
+
+/// Superinstructions (`peephole.rs`): constant operands, the fused `for`
+/// back edge (with `continue`, a bound changed in the body, counting down,
+/// and preemption: the go block has run by the end of a long loop, as only
+/// the back edge's budget lets it), and
+/// calls whose frames hold only scalars next to ones that hold strings.
+#[test]
+fn superinstructions_keep_meaning() {
+    let src = "
+func f(n int) int {
+	if 3 > n {
+		return n
+	}
+	_ = \"junk\"
+	return f(n-1) + f(n-2) - 1
+}
+func g(s string, n int) string {
+	if n == 0 {
+		return s
+	}
+	return g(s + \"x\", n - 1)
+}
+func main() {
+	s := 0
+	for i := 0; i < 20; i++ {
+		if i % 3 == 0 {
+			continue
+		}
+		s += i * 2 - 7 / 2 + i % 4
+	}
+	n := 10
+	c := 0
+	for i := 0; i < n; i += 3 {
+		n--
+		c++
+	}
+	d := 0
+	for i := 10; i > 0; i-- {
+		d += i
+	}
+	done := make(chan bool, 1)
+	go { done <- true }
+	k := 0
+	for i := 0; i < 100000; i++ {
+		k = i - 5
+	}
+	print(s, n, c, d, k, len(done), f(12), g(\"\", 3))
+}";
+    assert_eq!(run(src), "234 7 3 55 99994 1 90 xxx\n");
+}

@@ -107,6 +107,9 @@ pub struct SelCase {
     pub zero: Value,
     /// The first instruction of the case's block.
     pub target: Pc,
+    /// Where the case is written (the IR's `case_locs`), for a panic in a
+    /// chosen case (spec section 10); `None`: the `select`'s location.
+    pub loc: Option<SrcLoc>,
 }
 
 /// One instruction. Operands are slots of the current frame.

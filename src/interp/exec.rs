@@ -23,7 +23,7 @@ use crate::runtime::{self, TaskEnd, WaitKind};
 use crate::tensor::Tensor;
 
 use super::code::Program;
-use super::code::{Func, FuncId, Instr, IntOp, Pc, Slot};
+use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot};
 use super::ops::{self, kind_error, Fail};
 use super::output::Output;
 use super::tensor_ops;
@@ -195,7 +195,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 let chosen = sel.select(&mut st.rng).await;
                 runtime::clear_wait();
                 match st.selected(prog, at, chosen) {
-                    Err(m) => return st.fail(prog, at, m),
+                    Err(end) => return end,
                     Ok(Some(t)) => {
                         if let Err(m) = wait_ready(&t).await {
                             return st.fail(prog, at, m);
@@ -278,12 +278,12 @@ impl TaskState {
         prog: &Program,
         at: usize,
         chosen: Selected<Value>,
-    ) -> Result<Option<Box<Tensor>>, Fail> {
+    ) -> Result<Option<Box<Tensor>>, TaskEnd> {
         let Some(Instr::Select { cases, .. }) = self.instr(prog, at) else {
-            return Err("select: lost its instruction".into());
+            return Err(self.fail(prog, at, "select: lost its instruction".into()));
         };
         let Some(case) = cases.get(chosen.index) else {
-            return Err("select: bad case index".into());
+            return Err(self.fail(prog, at, "select: bad case index".into()));
         };
         let mut pending = None;
         match chosen.outcome {
@@ -298,7 +298,14 @@ impl TaskState {
                 }
             }
             Outcome::Sent => {}
-            Outcome::SendClosed(_) => return Err("send on closed channel".into()),
+            Outcome::SendClosed(_) => {
+                return Err(case_end(
+                    self.func(prog),
+                    at,
+                    case,
+                    "send on closed channel",
+                ))
+            }
         }
         self.pc = case.target as usize;
         Ok(pending)
@@ -309,6 +316,15 @@ impl TaskState {
         if let Some(Instr::Tensor { out, .. }) = self.instr(prog, at) {
             self.set(*out, v);
         }
+    }
+}
+
+/// A panic in the chosen case of the `select` at `at`: located at the case
+/// when the IR gave its location (spec section 10), else at the `select`.
+fn case_end(f: Option<&Func>, at: usize, case: &SelCase, msg: &str) -> TaskEnd {
+    TaskEnd::Panic {
+        msg: msg.into(),
+        loc: case.loc.clone().unwrap_or_else(|| loc_of(f, at)),
     }
 }
 
@@ -581,7 +597,8 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                             }
                             Outcome::Sent => {}
                             Outcome::SendClosed(_) => {
-                                break 'run fail(f, at, "send on closed channel".into())
+                                let msg = "send on closed channel";
+                                break 'run Wait::End(case_end(Some(f), at, case, msg));
                             }
                         }
                         pc = case.target as usize;

@@ -2,7 +2,9 @@
 //! channel and value slots, where a received value and `ok` go, the zero
 //! value for a closed channel, and the case block's first instruction),
 //! followed by the case blocks and the default block, each a `break`
-//! context ending in a jump past the last of them.
+//! context ending in a jump past the last of them. Each case keeps its own
+//! source location (the optional `case_locs` attribute: line, column per
+//! case) so that a panic in a chosen case points at the case.
 
 use weft_ir::pb;
 
@@ -31,6 +33,11 @@ impl<'p> Emitter<'_, 'p> {
         if kinds.len() != chans.len() || blocks.len() != chans.len() {
             return Err(bad(op, "kinds, cases and Chans differ in length".into()));
         }
+        let case_locs: Vec<i64> = match attr(op, "case_locs") {
+            Some(pb::attr::Value::Ints(k)) => k.v.clone(),
+            None => Vec::new(),
+            Some(_) => return Err(bad(op, "case_locs is not a list of ints".into())),
+        };
         let default_b = self.sub_block(op, "default_block")?;
         let mut cases = Vec::with_capacity(chans.len());
         let mut next_value = 0;
@@ -50,6 +57,14 @@ impl<'p> Emitter<'_, 'p> {
             } else {
                 None
             };
+            let loc = match (case_locs.get(2 * i), case_locs.get(2 * i + 1), &op.loc) {
+                (Some(&line), Some(&col), Some(l)) => Some(self.cx.loc(Some(&pb::SourceLoc {
+                    file: l.file.clone(),
+                    line: u32::try_from(line).unwrap_or(0),
+                    col: u32::try_from(col).unwrap_or(0),
+                }))),
+                _ => None,
+            };
             let recv = self.named_out(recvs.get(i))?;
             let ok = self.named_out(oks.get(i))?;
             cases.push(SelCase {
@@ -60,6 +75,7 @@ impl<'p> Emitter<'_, 'p> {
                 ok,
                 zero: zero_value(&elem, &self.cx.structs)?,
                 target: 0,
+                loc,
             });
         }
         let sel = self.push(
