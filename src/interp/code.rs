@@ -328,6 +328,18 @@ pub enum Instr {
         top: Pc,
         exit: Pc,
     },
+    /// `LoopK` with the bound in a slot: the condition is `cx op cy` (a
+    /// `CmpJump` on ints at `top`).
+    LoopN {
+        x: Slot,
+        k: i64,
+        out: Slot,
+        op: CmpOp,
+        cx: Slot,
+        cy: Slot,
+        top: Pc,
+        exit: Pc,
+    },
     Print {
         args: Box<[Slot]>,
     },

@@ -782,6 +782,7 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 let r = match (&s!(*x), op) {
                     // Constant divisors other than 0 and -1 cannot fail
                     // or overflow.
+                    (Value::Int(a), IntOp::Mul) => a.wrapping_mul(*k),
                     (Value::Int(a), IntOp::Mod) if *k > 0 => a.wrapping_rem(*k),
                     (Value::Int(a), IntOp::Div) if *k > 0 => a.wrapping_div(*k),
                     (Value::Int(a), _) => tri!(ops::int_op(*op, *a, *k)),
@@ -830,6 +831,35 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 // The condition: as the `CmpJumpK` at `top` does.
                 if let Value::Int(c) = &s!(*cx) {
                     pc = if ops::ord(*op, c, bound) {
+                        pc + 1
+                    } else {
+                        *exit as usize
+                    };
+                }
+            }
+            Instr::LoopN {
+                x,
+                k,
+                out,
+                op,
+                cx,
+                cy,
+                top,
+                exit,
+            } => {
+                let r = match &s!(*x) {
+                    Value::Int(a) => a.wrapping_add(*k),
+                    a => break 'run fail(f, at, kind_error("int op", a)),
+                };
+                put(&mut s!(*out), Value::Int(r));
+                pc = *top as usize;
+                *budget -= 1;
+                if *budget == 0 {
+                    *budget = BUDGET;
+                    break 'run Wait::Yield;
+                }
+                if let (Value::Int(a), Value::Int(b)) = (&s!(*cx), &s!(*cy)) {
+                    pc = if ops::ord(*op, a, b) {
                         pc + 1
                     } else {
                         *exit as usize

@@ -18,7 +18,8 @@
 //! - `AddK(x, K) → out; Jump TOP` where `TOP` is a `CmpJumpK` (a `for`
 //!   loop's increment, back edge and condition) → `LoopK` at the `AddK`'s
 //!   index, which does all three and jumps to the body or the exit; the
-//!   `Jump` stays for jumps that land on it.
+//!   `Jump` stays for jumps that land on it. With an int `CmpJump` at `TOP`
+//!   (the bound in a variable) → `LoopN`, the same.
 
 use super::code::{CmpKind, CmpOp, Instr, IntOp, Slot};
 use super::value::Value;
@@ -95,25 +96,40 @@ fn fuse_loop(code: &[Instr], p: usize) -> Option<Instr> {
     if top as usize > p {
         return None;
     }
-    let Instr::CmpJumpK {
-        op,
-        x: cx,
-        k: bound,
-        to: exit,
-    } = *code.get(top as usize)?
-    else {
-        return None;
-    };
-    Some(Instr::LoopK {
-        x,
-        k,
-        out,
-        op,
-        cx,
-        bound,
-        top,
-        exit,
-    })
+    match *code.get(top as usize)? {
+        Instr::CmpJumpK {
+            op,
+            x: cx,
+            k: bound,
+            to: exit,
+        } => Some(Instr::LoopK {
+            x,
+            k,
+            out,
+            op,
+            cx,
+            bound,
+            top,
+            exit,
+        }),
+        Instr::CmpJump {
+            op,
+            kind: CmpKind::Int,
+            x: cx,
+            y: cy,
+            to: exit,
+        } => Some(Instr::LoopN {
+            x,
+            k,
+            out,
+            op,
+            cx,
+            cy,
+            top,
+            exit,
+        }),
+        _ => None,
+    }
 }
 
 fn commutes(op: IntOp) -> bool {
@@ -238,5 +254,42 @@ mod tests {
             }
         ));
         assert!(matches!(code[2], Instr::Jump { to: 0 }));
+    }
+
+    #[test]
+    fn back_edge_to_a_variable_bound_fuses() {
+        // TOP: if !(i < n) goto 3; i += 7; goto TOP; END
+        let mut code = vec![
+            Instr::CmpJump {
+                op: CmpOp::Lt,
+                kind: CmpKind::Int,
+                x: 0,
+                y: 3,
+                to: 3,
+            },
+            Instr::Int {
+                op: IntOp::Add,
+                x: 0,
+                y: 1,
+                out: 0,
+            },
+            Instr::Jump { to: 0 },
+            Instr::End,
+        ];
+        let template = vec![Value::Int(0), Value::Int(7), Value::Int(100), Value::Int(0)];
+        optimize(&mut code, &template, &[1, 2]);
+        assert!(matches!(
+            code[1],
+            Instr::LoopN {
+                x: 0,
+                k: 7,
+                out: 0,
+                op: CmpOp::Lt,
+                cx: 0,
+                cy: 3,
+                top: 0,
+                exit: 3
+            }
+        ));
     }
 }
