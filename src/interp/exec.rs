@@ -1,6 +1,7 @@
-//! The executor: one `async` task loop per Weft task.
+//! The executor's dispatch loop, `step`, and the state it runs on; the
+//! async half that awaits between steps is `task.rs`.
 //!
-//! A task is `run_task`'s future. It owns a value stack (all frames of the
+//! A task is `task::run_task`'s future. It owns a value stack (all frames of the
 //! task, each a window `stack[base..base + template.len()]`) and a list of
 //! saved caller frames; calls push, returns pop, so recursion never recurses
 //! in Rust. A blocking op `.await`s the channel's future, so a blocked task is
@@ -13,24 +14,24 @@
 //! back of the run queue. Every failure is a `TaskEnd::Panic` with the
 //! failing op's location; nothing here panics on a program's behalf.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::chan::{Chan, Outcome, Select, Selected, TryRecvError, TrySendError};
-use crate::runtime::{self, TaskEnd, WaitKind};
+use crate::chan::{Chan, Outcome, Select, TryRecvError, TrySendError};
+use crate::runtime::{self, TaskEnd};
 use crate::tensor::Tensor;
 
 use super::code::Program;
 use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot};
+use super::frame::{dup, init_frame, is_scalar, put, take_or_clone};
 use super::ops::{self, kind_error, Fail};
 use super::output::Output;
+use super::task::task;
 use super::tensor_ops;
 use super::value::{ChanVal, Ty, Value};
 
 /// Backward jumps and calls a task runs before it yields.
-const BUDGET: u32 = 2000;
+pub(super) const BUDGET: u32 = 2000;
 /// The most values one task's stack may hold (about 100 MB).
 const MAX_STACK: usize = 1 << 22;
 /// The largest `perm(n)`.
@@ -51,18 +52,8 @@ pub(super) struct Shared {
     pub int_ty: Arc<Ty>,
 }
 
-/// A boxed task future (boxing breaks the type cycle of tasks that spawn
-/// tasks).
-pub(super) type TaskFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send + 'static>>;
-
-/// The future of a task that runs `func` with the given slots preset (the
-/// arguments of a call, or the captured variables of a go block).
-pub(super) fn task(sh: Arc<Shared>, func: FuncId, init: Vec<(Slot, Value)>) -> TaskFuture {
-    Box::pin(run_task(sh, func, init))
-}
-
 /// A caller's saved state.
-struct Frame {
+pub(super) struct Frame {
     func: FuncId,
     pc: Pc,
     base: usize,
@@ -71,7 +62,7 @@ struct Frame {
 }
 
 /// splitmix64, to derive per-task seeds from the run seed and the task id.
-fn mix(seed: u64, task: u64) -> u64 {
+pub(super) fn mix(seed: u64, task: u64) -> u64 {
     let mut z = seed ^ task.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -86,20 +77,20 @@ fn chan_ref(v: &Value) -> Result<Option<&Chan<Value>>, Fail> {
 }
 
 /// A task's interpreter state: everything `step` needs between awaits.
-struct TaskState {
-    stack: Vec<Value>,
-    frames: Vec<Frame>,
-    cur: FuncId,
-    pc: usize,
-    base: usize,
-    budget: u32,
-    rng: fastrand::Rng,
+pub(super) struct TaskState {
+    pub stack: Vec<Value>,
+    pub frames: Vec<Frame>,
+    pub cur: FuncId,
+    pub pc: usize,
+    pub base: usize,
+    pub budget: u32,
+    pub rng: fastrand::Rng,
 }
 
 /// Why `step` stopped: the task ended, or it must await something. The
 /// instruction index `at` names the op that waits (its location is the wait's
 /// location, and it says where results go).
-enum Wait {
+pub(super) enum Wait {
     End(TaskEnd),
     Yield,
     Nil {
@@ -137,198 +128,23 @@ enum Wait {
 
 /// The tensor to wait for after receiving `v`, if it is one whose values
 /// may not be there yet (on a device).
-fn in_flight(v: &Value) -> Option<Box<Tensor>> {
+pub(super) fn in_flight(v: &Value) -> Option<Box<Tensor>> {
     match v {
         Value::Tensor(t) if t.host_values().is_none() => Some(t.clone()),
         _ => None,
     }
 }
 
-async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> TaskEnd {
-    let prog = &sh.prog;
-    let Some(f) = prog.funcs.get(entry as usize) else {
-        return TaskEnd::Returned;
-    };
-    let mut stack: Vec<Value> = f.template.to_vec();
-    for (s, v) in init {
-        if let Some(slot) = stack.get_mut(s as usize) {
-            *slot = v;
-        }
-    }
-    let mut st = TaskState {
-        stack,
-        frames: Vec::new(),
-        cur: entry,
-        pc: 0,
-        base: 0,
-        budget: BUDGET,
-        rng: fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task())),
-    };
-    loop {
-        match step(&sh, &mut st) {
-            Wait::End(end) => return end,
-            Wait::Yield => runtime::yield_now().await,
-            Wait::Nil { at } => {
-                runtime::set_wait(WaitKind::NilChan, st.loc(prog, at));
-                std::future::pending::<()>().await;
-            }
-            Wait::Send { ch, val, at } => {
-                runtime::set_wait(WaitKind::ChanSend, st.loc(prog, at));
-                let r = ch.send(val).await;
-                runtime::clear_wait();
-                if r.is_err() {
-                    return st.fail(prog, at, "send on closed channel".into());
-                }
-            }
-            Wait::Recv { ch, at } => {
-                runtime::set_wait(WaitKind::ChanRecv, st.loc(prog, at));
-                let got = ch.recv().await;
-                runtime::clear_wait();
-                if let Some(t) = st.deliver(prog, at, got) {
-                    if let Err(m) = wait_ready(&t).await {
-                        return st.fail(prog, at, m);
-                    }
-                }
-            }
-            Wait::Select { sel, at } => {
-                runtime::set_wait(WaitKind::Select, st.loc(prog, at));
-                let chosen = sel.select(&mut st.rng).await;
-                runtime::clear_wait();
-                match st.selected(prog, at, chosen) {
-                    Err(end) => return end,
-                    Ok(Some(t)) => {
-                        if let Err(m) = wait_ready(&t).await {
-                            return st.fail(prog, at, m);
-                        }
-                    }
-                    Ok(None) => {}
-                }
-            }
-            Wait::Sleep { dur, at } => {
-                runtime::set_wait(WaitKind::Sleep, st.loc(prog, at));
-                runtime::sleep(dur).await;
-                runtime::clear_wait();
-            }
-            Wait::Ready { t, at } => {
-                if let Err(m) = wait_ready(&t).await {
-                    return st.fail(prog, at, m);
-                }
-            }
-            Wait::Tensor { op, args, at } => {
-                // A compute pool thread or a device will wake this task: the
-                // run is not deadlocked while it waits.
-                let _hold = runtime::external_wait();
-                let _span = runtime::trace_span(op.name());
-                match tensor_ops::run(op, args).await {
-                    Ok(v) => st.write_out(prog, at, v),
-                    Err(m) => return st.fail(prog, at, m),
-                }
-            }
-        }
-    }
-}
-
-impl TaskState {
-    fn func<'p>(&self, prog: &'p Program) -> Option<&'p Func> {
-        prog.funcs.get(self.cur as usize)
-    }
-
-    fn loc(&self, prog: &Program, at: usize) -> runtime::SrcLoc {
-        loc_of(self.func(prog), at)
-    }
-
-    fn fail(&self, prog: &Program, at: usize, msg: Fail) -> TaskEnd {
-        TaskEnd::Panic {
-            msg,
-            loc: self.loc(prog, at),
-        }
-    }
-
-    fn instr<'p>(&self, prog: &'p Program, at: usize) -> Option<&'p Instr> {
-        self.func(prog).and_then(|f| f.code.get(at))
-    }
-
-    fn set(&mut self, slot: Slot, v: Value) {
-        if let Some(s) = self.stack.get_mut(self.base + slot as usize) {
-            *s = v;
-        }
-    }
-
-    /// Completes a receive that waited; returns a received tensor to wait
-    /// for.
-    fn deliver(&mut self, prog: &Program, at: usize, got: Option<Value>) -> Option<Box<Tensor>> {
-        let pending = got.as_ref().and_then(in_flight);
-        if let Some(Instr::Recv { out, ok, zero, .. }) = self.instr(prog, at) {
-            let okv = got.is_some();
-            let (out, ok) = (*out, *ok);
-            if let Some(o) = out {
-                self.set(o, got.unwrap_or_else(|| zero.clone()));
-            }
-            if let Some(k) = ok {
-                self.set(k, Value::Bool(okv));
-            }
-        }
-        pending
-    }
-
-    /// Completes a select: stores what the chosen case received and jumps
-    /// to its block; returns a received tensor to wait for.
-    fn selected(
-        &mut self,
-        prog: &Program,
-        at: usize,
-        chosen: Selected<Value>,
-    ) -> Result<Option<Box<Tensor>>, TaskEnd> {
-        let Some(Instr::Select { cases, .. }) = self.instr(prog, at) else {
-            return Err(self.fail(prog, at, "select: lost its instruction".into()));
-        };
-        let Some(case) = cases.get(chosen.index) else {
-            return Err(self.fail(prog, at, "select: bad case index".into()));
-        };
-        let mut pending = None;
-        match chosen.outcome {
-            Outcome::Received(got) => {
-                let okv = got.is_some();
-                pending = got.as_ref().and_then(in_flight);
-                if let Some(o) = case.recv {
-                    self.set(o, got.unwrap_or_else(|| case.zero.clone()));
-                }
-                if let Some(k) = case.ok {
-                    self.set(k, Value::Bool(okv));
-                }
-            }
-            Outcome::Sent => {}
-            Outcome::SendClosed(_) => {
-                return Err(case_end(
-                    self.func(prog),
-                    at,
-                    case,
-                    "send on closed channel",
-                ))
-            }
-        }
-        self.pc = case.target as usize;
-        Ok(pending)
-    }
-
-    /// Stores the result of a tensor op that was awaited.
-    fn write_out(&mut self, prog: &Program, at: usize, v: Value) {
-        if let Some(Instr::Tensor { out, .. }) = self.instr(prog, at) {
-            self.set(*out, v);
-        }
-    }
-}
-
 /// A panic in the chosen case of the `select` at `at`: located at the case
 /// when the IR gave its location (spec section 10), else at the `select`.
-fn case_end(f: Option<&Func>, at: usize, case: &SelCase, msg: &str) -> TaskEnd {
+pub(super) fn case_end(f: Option<&Func>, at: usize, case: &SelCase, msg: &str) -> TaskEnd {
     TaskEnd::Panic {
         msg: msg.into(),
         loc: case.loc.clone().unwrap_or_else(|| loc_of(f, at)),
     }
 }
 
-fn loc_of(f: Option<&Func>, at: usize) -> runtime::SrcLoc {
+pub(super) fn loc_of(f: Option<&Func>, at: usize) -> runtime::SrcLoc {
     f.and_then(|f| f.locs.get(at).or(f.locs.last()))
         .cloned()
         .unwrap_or_else(|| runtime::SrcLoc {
@@ -341,7 +157,7 @@ fn loc_of(f: Option<&Func>, at: usize) -> runtime::SrcLoc {
 /// Runs instructions until the task ends or must await something. A plain
 /// function, so the hot loop's state lives in registers, not in the task's
 /// future.
-fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
+pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
     let prog = &sh.prog;
     let TaskState {
         stack,
@@ -670,28 +486,7 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 if stack.len() < top {
                     stack.resize(top, Value::Int(0));
                 }
-                let callee = &mut stack[nb..top];
-                if g.scalar_frame && callee.len() == g.template.len() {
-                    // SAFETY: both ranges hold `callee.len()` values and do
-                    // not overlap (the template is its own allocation). The
-                    // template holds only scalars (`scalar_frame`), which own
-                    // nothing, so a bitwise copy is a valid copy. The
-                    // overwritten values are not dropped: slots above the
-                    // caller's frame hold only scalars (`Ret` clears what a
-                    // frame owns), and were one not to, it would leak, never
-                    // be freed twice.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            g.template.as_ptr(),
-                            callee.as_mut_ptr(),
-                            callee.len(),
-                        );
-                    }
-                } else {
-                    for (slot, v) in callee.iter_mut().zip(g.template.iter()) {
-                        put(slot, dup(v));
-                    }
-                }
+                init_frame(&mut stack[nb..top], g);
                 for (p, a) in g.params.iter().zip(args.iter()) {
                     let v = dup(&stack[base + *a as usize]);
                     put(&mut stack[nb + *p as usize], v);
@@ -921,53 +716,7 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
     wait
 }
 
-/// A copy of `v`; scalars without a call into `Clone`.
-#[inline(always)]
-fn dup(v: &Value) -> Value {
-    match v {
-        Value::Int(i) => Value::Int(*i),
-        Value::Float(x) => Value::Float(*x),
-        Value::Bool(b) => Value::Bool(*b),
-        other => other.clone(),
-    }
-}
-
-/// Whether `v` owns nothing (no drop glue to run).
-#[inline(always)]
-fn is_scalar(v: &Value) -> bool {
-    matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))
-}
-
-/// Stores `v` in `slot`; a scalar being overwritten is not passed to the
-/// drop glue (it owns nothing).
-#[inline(always)]
-fn put(slot: &mut Value, v: Value) {
-    if is_scalar(slot) {
-        std::mem::forget(std::mem::replace(slot, v));
-    } else {
-        *slot = v;
-    }
-}
-
-/// The value of `x` for an op whose result replaces `out`: taken (no copy,
-/// so copy-on-write can reuse the storage) when `out` is `x`, else cloned.
-fn take_or_clone(fs: &mut [Value], x: Slot, out: Slot) -> Value {
-    let xi = x as usize;
-    if x == out {
-        std::mem::replace(&mut fs[xi], Value::Int(0))
-    } else {
-        fs[xi].clone()
-    }
-}
-
 /// A timer duration from milliseconds (clamped, never overflowing).
 fn duration(ms: f64) -> Duration {
     Duration::from_secs_f64((ms / 1000.0).clamp(0.0, MAX_SLEEP_S))
-}
-
-/// Waits until a received tensor's values are on its device. A device or
-/// the compute pool, not a task, wakes the waiter: not a deadlock.
-async fn wait_ready(t: &Tensor) -> Result<(), Fail> {
-    let _hold = runtime::external_wait();
-    t.ready().await.map_err(|e| e.to_string())
 }

@@ -21,6 +21,7 @@
 mod code;
 mod exec;
 mod fmt_float;
+mod frame;
 mod lower;
 mod lower_ops;
 mod lower_select;
@@ -28,6 +29,7 @@ mod ops;
 mod output;
 mod peephole;
 mod report;
+mod task;
 mod tensor_ops;
 mod value;
 
@@ -127,7 +129,7 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         trace: cfg.trace.clone(),
         max_tasks: cfg.max_tasks,
     });
-    let outcome = rt.run(exec::task(sh.clone(), entry, Vec::new()));
+    let outcome = rt.run(task::task(sh.clone(), entry, Vec::new()));
     sh.out.flush();
     let output = std::mem::take(&mut *capture.lock());
     Ok(RunResult { outcome, output })

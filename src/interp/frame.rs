@@ -1,0 +1,111 @@
+//! Frame helpers for the dispatch loop: copying values without calling
+//! `Clone` or the drop glue for scalars, and setting a callee's frame to its
+//! template.
+//!
+//! Invariant relied on: slots above the running frame hold only scalars
+//! (`Ret` clears what a frame owns), so overwriting them without a drop
+//! never leaks; the one `unsafe` block (`init_frame`) also needs only that
+//! the template is all scalars, which `Func::scalar_frame` records.
+
+use super::code::{Func, Slot};
+use super::value::Value;
+
+/// Sets a callee's frame to `g`'s template. With `Func::scalar_frame` the
+/// frame's old values are overwritten without being dropped, which is right
+/// because slots above the caller's frame hold only scalars (`Ret` clears
+/// what a frame owns).
+pub(super) fn init_frame(frame: &mut [Value], g: &Func) {
+    let template = &g.template[..];
+    debug_assert!(!g.scalar_frame || template.iter().all(is_scalar));
+    if g.scalar_frame && frame.len() == template.len() {
+        // SAFETY: both ranges hold `frame.len()` values and do not overlap
+        // (the template is its own allocation). Every template value is a
+        // scalar: `scalar_frame` is computed from this immutable template
+        // when the `Func` is built (`lower.rs`, `Emitter::finish`), and
+        // scalars own nothing, so a bitwise copy is a valid copy. The
+        // overwritten values are not dropped: were one to own something it
+        // would leak, never be freed twice.
+        unsafe {
+            std::ptr::copy_nonoverlapping(template.as_ptr(), frame.as_mut_ptr(), frame.len());
+        }
+    } else {
+        for (slot, v) in frame.iter_mut().zip(template.iter()) {
+            put(slot, dup(v));
+        }
+    }
+}
+
+/// A copy of `v`; scalars without a call into `Clone`.
+#[inline(always)]
+pub(super) fn dup(v: &Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::Float(*x),
+        Value::Bool(b) => Value::Bool(*b),
+        other => other.clone(),
+    }
+}
+
+/// Whether `v` owns nothing (no drop glue to run).
+#[inline(always)]
+pub(super) fn is_scalar(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+}
+
+/// Stores `v` in `slot`; a scalar being overwritten is not passed to the
+/// drop glue (it owns nothing).
+#[inline(always)]
+pub(super) fn put(slot: &mut Value, v: Value) {
+    if is_scalar(slot) {
+        std::mem::forget(std::mem::replace(slot, v));
+    } else {
+        *slot = v;
+    }
+}
+
+/// The value of `x` for an op whose result replaces `out`: taken (no copy,
+/// so copy-on-write can reuse the storage) when `out` is `x`, else cloned.
+pub(super) fn take_or_clone(fs: &mut [Value], x: Slot, out: Slot) -> Value {
+    let xi = x as usize;
+    if x == out {
+        std::mem::replace(&mut fs[xi], Value::Int(0))
+    } else {
+        fs[xi].clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// The `unsafe` copy in `init_frame` (run under Miri:
+    /// `cargo +nightly miri test --lib interp::exec`).
+    fn func(template: Vec<Value>) -> Func {
+        Func {
+            name: Arc::from("f"),
+            scalar_frame: template.iter().all(is_scalar),
+            template: template.into(),
+            params: Vec::new(),
+            code: Vec::new(),
+            locs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn init_frame_copies_scalar_and_owning_templates() {
+        let g = func(vec![Value::Int(3), Value::Float(0.5), Value::Bool(true)]);
+        assert!(g.scalar_frame);
+        let mut frame = vec![Value::Int(9), Value::Int(8), Value::Int(7)];
+        init_frame(&mut frame, &g);
+        assert_eq!(format!("{frame:?}"), format!("{:?}", &g.template[..]));
+        // A template with an owned value is cloned in, and what the frame
+        // held is dropped.
+        let g = func(vec![Value::Int(1), Value::str("s"), Value::Int(2)]);
+        assert!(!g.scalar_frame);
+        let mut frame = vec![Value::str("old"), Value::Int(0), Value::Int(0)];
+        init_frame(&mut frame, &g);
+        assert_eq!(format!("{frame:?}"), format!("{:?}", &g.template[..]));
+    }
+}
