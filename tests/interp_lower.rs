@@ -141,3 +141,22 @@ func main() {
 }";
     assert_eq!(run(src), "234 7 3 55 99994 1 90 xxx\n");
 }
+
+/// Regression: a parameter assigned a constant is not hoisted into the
+/// frame template (the call writes it before that assignment runs), so it
+/// is neither a constant operand for superinstructions.
+#[test]
+fn a_parameter_assigned_a_constant_is_not_hoisted() {
+    let src = "
+func f(n int) int {
+	print(n)
+	n = 5
+	return n + 1
+}
+func g(n int) int {
+	n = 5
+	return n * 2
+}
+func main() { print(f(3), g(4)) }";
+    assert_eq!(run(src), "3\n6 10\n");
+}

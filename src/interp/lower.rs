@@ -235,8 +235,8 @@ impl<'p> Cx<'p> {
                     .insert(v.name.as_str(), (template.len() as Slot - 1, ty));
             }
         }
-        // A variable whose only writer is a `const` op in the block that
-        // declares it, with no read before that op (in the block or below
+        // A variable other than a parameter whose only writer is a `const`
+        // op in the block that declares it, with no read before that op (in the block or below
         // the ops before it), holds the constant from the frame's start: every
         // read (reads are scoped to the block and below) comes after the op
         // on every path. The op is then dropped (`Vars::hoisted`).
@@ -249,7 +249,10 @@ impl<'p> Cx<'p> {
                     continue;
                 };
                 let declared_here = b.vars.iter().any(|v| v.name == *name);
+                // A parameter is written by the call before any op runs.
+                let param = f.params.iter().any(|p| p.name == *name);
                 if !declared_here
+                    || param
                     || vars.writes.get(name.as_str()) != Some(&1)
                     || self.reads_in(&b.ops[..k], name, &mut HashSet::new())
                 {
