@@ -1,4 +1,5 @@
-//! Interpreter benchmarks: dispatch (a counting loop, recursive calls) and
+//! Interpreter benchmarks: dispatch (a counting loop with a constant bound,
+//! a recurrence with a variable bound, recursive calls) and
 //! task switching (ping-pong, a daisy chain), each a small Weft program run
 //! through `run_program` with one worker. Compiled in CI, timed by hand:
 //! `cargo bench --bench interp`.
@@ -13,6 +14,16 @@ func main() {
 		s += i % 7
 	}
 	print(s)
+}";
+
+const ARITH: &str = "
+func main() {
+	n := 1000000
+	x := 0
+	for i := 0; i < n; i++ {
+		x = (x*31 + i) % 1000003
+	}
+	print(x)
 }";
 
 const FIB: &str = "
@@ -59,6 +70,7 @@ func main() {
 fn bench(c: &mut Criterion) {
     for (name, src, workers) in [
         ("loop_1m", LOOP, 1),
+        ("arith_1m", ARITH, 1),
         ("fib_25", FIB, 1),
         ("pingpong_100k", PINGPONG, 1),
         ("daisy_10k", DAISY, 1),
