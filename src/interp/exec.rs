@@ -23,7 +23,7 @@ use crate::tensor::Tensor;
 
 use super::code::Program;
 use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot};
-use super::frame::{dup, init_frame, is_scalar, put, take_or_clone};
+use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
 use super::ops::{self, kind_error, Fail};
 use super::output::Output;
 use super::task::task;
@@ -220,7 +220,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     },
                     (a, _) => break 'run fail(f, at, kind_error("int op", a)),
                 };
-                put(&mut s!(*out), Value::Int(r));
+                put_int(&mut s!(*out), r);
             }
             Instr::Float { op, x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
@@ -571,7 +571,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     Value::Int(a) => a.wrapping_add(*k),
                     a => break 'run fail(f, at, kind_error("int op", a)),
                 };
-                put(&mut s!(*out), Value::Int(r));
+                put_int(&mut s!(*out), r);
             }
             Instr::IntK { op, x, k, out } => {
                 let r = match (&s!(*x), op) {
@@ -583,14 +583,14 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     (Value::Int(a), _) => tri!(ops::int_op(*op, *a, *k)),
                     (a, _) => break 'run fail(f, at, kind_error("int op", a)),
                 };
-                put(&mut s!(*out), Value::Int(r));
+                put_int(&mut s!(*out), r);
             }
             Instr::AddInt { x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
                     (Value::Int(a), Value::Int(b)) => a.wrapping_add(*b),
                     (a, _) => break 'run fail(f, at, kind_error("int op", a)),
                 };
-                put(&mut s!(*out), Value::Int(r));
+                put_int(&mut s!(*out), r);
             }
             Instr::CmpJumpK { op, x, k, to } => {
                 let r = match &s!(*x) {
@@ -615,7 +615,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     Value::Int(a) => a.wrapping_add(*k),
                     a => break 'run fail(f, at, kind_error("int op", a)),
                 };
-                put(&mut s!(*out), Value::Int(r));
+                put_int(&mut s!(*out), r);
                 // The back edge: as `Jump { to: top }` does.
                 pc = *top as usize;
                 *budget -= 1;
@@ -646,7 +646,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     Value::Int(a) => a.wrapping_add(*k),
                     a => break 'run fail(f, at, kind_error("int op", a)),
                 };
-                put(&mut s!(*out), Value::Int(r));
+                put_int(&mut s!(*out), r);
                 pc = *top as usize;
                 *budget -= 1;
                 if *budget == 0 {

@@ -63,6 +63,16 @@ pub(super) fn put(slot: &mut Value, v: Value) {
     }
 }
 
+/// Stores the int `r` in `slot`: when the slot already holds an int (as
+/// an int variable's slot always does), one store of the payload.
+#[inline(always)]
+pub(super) fn put_int(slot: &mut Value, r: i64) {
+    match slot {
+        Value::Int(old) => *old = r,
+        other => *other = Value::Int(r),
+    }
+}
+
 /// The value of `x` for an op whose result replaces `out`: taken (no copy,
 /// so copy-on-write can reuse the storage) when `out` is `x`, else cloned.
 pub(super) fn take_or_clone(fs: &mut [Value], x: Slot, out: Slot) -> Value {
