@@ -91,7 +91,7 @@ mod tests {
     use super::*;
 
     /// The `unsafe` copy in `init_frame` (run under Miri:
-    /// `cargo +nightly miri test --lib interp::exec`).
+    /// `cargo +nightly miri test --lib interp::frame`).
     fn func(template: Vec<Value>) -> Func {
         Func {
             name: Arc::from("f"),
