@@ -96,13 +96,16 @@ pub(super) enum Wait {
     Nil {
         at: usize,
     },
+    /// A send that must park; `ch` is the slot of the (non-nil) channel,
+    /// borrowed from the frame while waiting rather than cloned.
     Send {
-        ch: Chan<Value>,
+        ch: Slot,
         val: Value,
         at: usize,
     },
+    /// A receive that must park; `ch` as for `Send`.
     Recv {
-        ch: Chan<Value>,
+        ch: Slot,
         at: usize,
     },
     Select {
@@ -344,13 +347,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                         Err(TrySendError::Closed(_)) => {
                             break 'run fail(f, at, "send on closed channel".into())
                         }
-                        Err(TrySendError::Full(val)) => {
-                            break 'run Wait::Send {
-                                ch: c.clone(),
-                                val,
-                                at,
-                            }
-                        }
+                        Err(TrySendError::Full(val)) => break 'run Wait::Send { ch: *ch, val, at },
                     },
                 }
             }
@@ -360,7 +357,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     Some(c) => match c.try_recv() {
                         Ok(v) => Some(v),
                         Err(TryRecvError::Closed) => None,
-                        Err(TryRecvError::Empty) => break 'run Wait::Recv { ch: c.clone(), at },
+                        Err(TryRecvError::Empty) => break 'run Wait::Recv { ch: *ch, at },
                     },
                 };
                 let okv = got.is_some();

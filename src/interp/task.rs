@@ -13,7 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::chan::{Outcome, Selected};
+use crate::chan::{Chan, Outcome, Selected};
 use crate::runtime::{self, TaskEnd, WaitKind};
 use crate::tensor::Tensor;
 
@@ -62,16 +62,22 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 std::future::pending::<()>().await;
             }
             Wait::Send { ch, val, at } => {
+                let Some(c) = st.chan_at(ch) else {
+                    return st.fail(prog, at, "send: lost its channel".into());
+                };
                 runtime::set_wait(WaitKind::ChanSend, st.loc(prog, at));
-                let r = ch.send(val).await;
+                let r = c.send(val).await;
                 runtime::clear_wait();
                 if r.is_err() {
                     return st.fail(prog, at, "send on closed channel".into());
                 }
             }
             Wait::Recv { ch, at } => {
+                let Some(c) = st.chan_at(ch) else {
+                    return st.fail(prog, at, "receive: lost its channel".into());
+                };
                 runtime::set_wait(WaitKind::ChanRecv, st.loc(prog, at));
-                let got = ch.recv().await;
+                let got = c.recv().await;
                 runtime::clear_wait();
                 if let Some(t) = st.deliver(prog, at, got) {
                     if let Err(m) = wait_ready(&t).await {
@@ -118,6 +124,15 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
 }
 
 impl TaskState {
+    /// The channel in slot `slot` of the current frame (`None`: nil, or not
+    /// a channel, which `step` has ruled out before waiting on it).
+    fn chan_at(&self, slot: Slot) -> Option<&Chan<Value>> {
+        match self.stack.get(self.base + slot as usize) {
+            Some(Value::Chan(c)) => c.ch.as_ref(),
+            _ => None,
+        }
+    }
+
     fn func<'p>(&self, prog: &'p Program) -> Option<&'p Func> {
         prog.funcs.get(self.cur as usize)
     }
