@@ -117,7 +117,6 @@ impl<T: Send> Select<T> {
         }
     }
 
-    /// `select` for a plain thread: parks the thread while blocked.
     /// `select` for a plain thread: parks the thread while blocked. If a
     /// case names a buffered channel it first retries pass 1 for a few
     /// microseconds, as `Chan::send_blocking` does (same poll order, so the
