@@ -282,7 +282,7 @@ fn run_program(caps: &[usize], steps: &[Step], seed: u64) -> Result<(), TestCase
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 6000, ..ProptestConfig::default() })]
 
     #[test]
     fn real_channels_follow_the_model(

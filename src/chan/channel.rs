@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use super::state::{RecvStep, SendStep, State};
-use super::sync::{Arc, Mutex, MutexGuard};
+use super::sync::{Arc, Backoff, Mutex, MutexGuard};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
 use super::{CloseError, Outcome, SendError, TryRecvError, TrySendError};
 
@@ -166,25 +166,41 @@ impl<T: Send> Chan<T> {
         }
     }
 
-    /// `send` for a plain thread: parks the thread while blocked.
-    /// `send` for a plain thread: parks the thread while blocked (after a
-    /// short spin, see `waiter::block_on`).
-    pub fn send_blocking(&self, v: T) -> Result<(), SendError<T>> {
-        // Fast path: no waker needed when it completes at once.
-        match self.try_send(v) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Closed(v)) => Err(SendError(v)),
-            Err(TrySendError::Full(v)) => block_on(self.send(v)),
+    /// `send` for a plain thread: parks the thread while blocked. On a
+    /// buffered channel it first retries for a few microseconds (crossbeam's
+    /// `Backoff`, as crossbeam's array flavour does): room appears as soon as
+    /// any receiver runs, far sooner than a parked thread wakes up. An
+    /// unbuffered send needs a receiver that is already parked, so it parks
+    /// at once (see `waiter::block_on`).
+    pub fn send_blocking(&self, mut v: T) -> Result<(), SendError<T>> {
+        let backoff = Backoff::new();
+        loop {
+            match self.try_send(v) {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Closed(v)) => return Err(SendError(v)),
+                Err(TrySendError::Full(back)) => v = back,
+            }
+            if self.inner.cap == 0 || backoff.is_completed() {
+                return block_on(self.send(v));
+            }
+            backoff.snooze();
         }
     }
 
-    /// `recv` for a plain thread: parks the thread while blocked (after a
-    /// short spin, see `waiter::block_on`).
+    /// `recv` for a plain thread: parks the thread while blocked, after a
+    /// short retry on a buffered channel (as `send_blocking`).
     pub fn recv_blocking(&self) -> Option<T> {
-        match self.try_recv() {
-            Ok(v) => Some(v),
-            Err(TryRecvError::Closed) => None,
-            Err(TryRecvError::Empty) => block_on(self.recv()),
+        let backoff = Backoff::new();
+        loop {
+            match self.try_recv() {
+                Ok(v) => return Some(v),
+                Err(TryRecvError::Closed) => return None,
+                Err(TryRecvError::Empty) => {}
+            }
+            if self.inner.cap == 0 || backoff.is_completed() {
+                return block_on(self.recv());
+            }
+            backoff.snooze();
         }
     }
 }

@@ -28,7 +28,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll, Waker};
 
 use super::state::{RecvStep, SendStep, State};
-use super::sync::{Arc, MutexGuard};
+use super::sync::{Arc, Backoff, MutexGuard};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
 use super::{Chan, Outcome, Selected};
 
@@ -117,11 +117,34 @@ impl<T: Send> Select<T> {
         }
     }
 
-    /// `select` for a plain thread: parks the thread while blocked.
-    /// `select` for a plain thread: parks the thread while blocked (after
-    /// a short spin, see `waiter::block_on`).
-    pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
-        block_on(self.select(rng))
+    /// `select` for a plain thread: parks the thread while blocked. If a
+    /// case names a buffered channel it first retries pass 1 for a few
+    /// microseconds, as `Chan::send_blocking` does (same poll order, so the
+    /// draws from `rng` do not depend on timing).
+    pub fn select_blocking(mut self, rng: &mut fastrand::Rng) -> Selected<T> {
+        let pollorder = self.pollorder(rng);
+        let buffered = self
+            .cases
+            .iter()
+            .any(|c| c.chan.as_ref().is_some_and(|ch| ch.cap() > 0));
+        if buffered {
+            let backoff = Backoff::new();
+            loop {
+                if let Attempt::Fired(s) = self.attempt(&pollorder, None) {
+                    return s;
+                }
+                if backoff.is_completed() {
+                    break;
+                }
+                backoff.snooze();
+            }
+        }
+        block_on(SelectFut {
+            sel: self,
+            pollorder,
+            cx: None,
+            done: false,
+        })
     }
 
     /// Step 1: the non-nil cases, shuffled (Fisher-Yates).

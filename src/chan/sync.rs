@@ -3,8 +3,9 @@
 //! Every lock, atomic, `Arc` and thread-parking call in `src/chan/` comes
 //! through here, so that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked
 //! types (tokio's `loom` facade is the model). Normal builds use `parking_lot`
-//! for the mutex, crossbeam's `Backoff` for the brief spin of the
-//! `_blocking` forms, and `std` for the rest.
+//! for the mutex (with crossbeam's `Backoff` when contended), `Backoff`
+//! for the short retry of buffered `_blocking` operations, and `std` for
+//! the rest.
 //!
 //! Invariant: nothing in this module can panic. loom's `Mutex::lock` returns a
 //! `LockResult`; a poisoned lock is impossible here (no code under a channel
@@ -27,7 +28,28 @@ mod imp {
         }
         #[inline]
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-            self.0.lock()
+            match self.0.try_lock() {
+                Some(g) => g,
+                None => self.lock_contended(),
+            }
+        }
+
+        /// Spins and yields (crossbeam's `Backoff`) before sleeping in the
+        /// lock: parking_lot stops spinning once any waiter sleeps, and a
+        /// sleeping waiter costs a futex wake-up (~10 us here) per unlock,
+        /// far longer than any channel critical section.
+        #[cold]
+        fn lock_contended(&self) -> MutexGuard<'_, T> {
+            let backoff = Backoff::new();
+            loop {
+                backoff.snooze();
+                if let Some(g) = self.0.try_lock() {
+                    return g;
+                }
+                if backoff.is_completed() {
+                    return self.0.lock();
+                }
+            }
         }
     }
 }
@@ -38,7 +60,7 @@ mod imp {
     pub(crate) use loom::sync::Arc;
     pub(crate) use loom::thread::{current, park, Thread};
 
-    /// No spinning under loom: every retry would multiply the interleavings.
+    /// No retrying under loom: every retry would multiply the interleavings.
     pub(crate) struct Backoff;
 
     impl Backoff {
