@@ -1,8 +1,11 @@
-//! Golden tests: every `examples/*.weft` and `tests/go_ports/*.weft` program
+//! Golden tests: every `examples/*.weft`, `tests/go_ports/*.weft` and
+//! `tests/programs/*.weft` program
 //! is compiled and run through the library (one worker, seed 1, output
 //! captured) and its stdout, stderr report and exit code are compared with
 //! `NAME.out`, `NAME.err` (absent: empty) and the `// exit: N` header line
-//! (absent: 0). Header lines `// seed: S` and `// args: a b` change the run.
+//! (absent: 0). Header lines `// seed: S` and `// args: a b` change the run;
+//! `// one worker` marks a program whose output depends on the schedule, run
+//! only with one worker.
 //! Regenerate the golden files with `WEFT_BLESS=1 cargo test --test examples`
 //! (then read the diff: blessing accepts whatever the engine printed).
 
@@ -17,7 +20,7 @@ fn header(src: &str, key: &str) -> Option<String> {
         .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
 }
 
-fn run_one(path: &Path) -> Result<(), String> {
+fn run_one(path: &Path, workers: usize) -> Result<(), String> {
     let src = fs::read_to_string(path).map_err(|e| e.to_string())?;
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let file = format!(
@@ -38,7 +41,7 @@ fn run_one(path: &Path) -> Result<(), String> {
     let r = run_program(
         &prog,
         RunConfig {
-            workers: 1,
+            workers,
             seed,
             args,
             capture: true,
@@ -50,7 +53,7 @@ fn run_one(path: &Path) -> Result<(), String> {
     let out = String::from_utf8(r.output).map_err(|e| e.to_string())?;
     let out_path = path.with_extension("out");
     let err_path = path.with_extension("err");
-    if std::env::var_os("WEFT_BLESS").is_some() {
+    if workers == 1 && std::env::var_os("WEFT_BLESS").is_some() {
         fs::write(&out_path, &out).map_err(|e| e.to_string())?;
         if rep.stderr.is_empty() {
             let _ = fs::remove_file(&err_path);
@@ -78,7 +81,7 @@ fn run_one(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn run_dir(dir: &str) {
+fn run_dir(dir: &str, workers: usize) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut paths: Vec<PathBuf> = fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
@@ -89,7 +92,11 @@ fn run_dir(dir: &str) {
     assert!(!paths.is_empty(), "no programs in {dir}");
     let mut failures = Vec::new();
     for p in &paths {
-        if let Err(e) = run_one(p) {
+        if workers > 1 && header(&fs::read_to_string(p).unwrap_or_default(), "one worker").is_some()
+        {
+            continue;
+        }
+        if let Err(e) = run_one(p, workers) {
             failures.push(format!("{}: {e}", p.display()));
         }
     }
@@ -98,10 +105,30 @@ fn run_dir(dir: &str) {
 
 #[test]
 fn examples() {
-    run_dir("examples");
+    run_dir("examples", 1);
+}
+
+/// The same golden outputs with four workers: these programs print the same
+/// whatever the interleaving (except those marked `// one worker`).
+#[test]
+fn examples_with_four_workers() {
+    run_dir("examples", 4);
+}
+
+/// Programs whose expected output is Go's output for the same program
+/// written in Go.
+#[test]
+fn programs() {
+    run_dir("tests/programs", 1);
+    run_dir("tests/programs", 4);
 }
 
 #[test]
 fn go_ports() {
-    run_dir("tests/go_ports");
+    run_dir("tests/go_ports", 1);
+}
+
+#[test]
+fn go_ports_with_four_workers() {
+    run_dir("tests/go_ports", 4);
 }

@@ -236,3 +236,33 @@ fn exit_code_and_rand_perm_are_deterministic() {
     sorted.sort();
     assert_eq!(sorted, (0..10).collect::<Vec<i64>>());
 }
+
+#[test]
+fn runaway_recursion_is_a_stack_overflow_panic() {
+    let mut p = P::new();
+    let f = p.b.function("down", [("n", Type::int())], None);
+    let one = p.int(f, 1);
+    let m1 = p.bin(f, "add", "n", &one, Type::int());
+    let line = p.op(
+        f,
+        "call",
+        &[("Args", &[&m1])],
+        &[],
+        vec![("func", attr::Value::S("down".into()))],
+    );
+    let m = p.main();
+    let z = p.int(m, 0);
+    p.op(
+        m,
+        "call",
+        &[("Args", &[&z])],
+        &[],
+        vec![("func", attr::Value::S("down".into()))],
+    );
+    let (out, rep) = p.run();
+    assert_eq!(out, "");
+    assert_eq!(
+        rep.stderr,
+        format!("panic: stack overflow\n    at t.weft:{line}:2 (task 1)\n")
+    );
+}

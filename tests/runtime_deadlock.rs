@@ -249,3 +249,22 @@ fn repeated_runs_never_report_a_false_deadlock() {
         assert_eq!(out, RunOutcome::Returned, "round {round}");
     }
 }
+
+#[test]
+fn a_task_waiting_on_the_compute_pool_under_a_hold_is_not_deadlocked() {
+    // The pool thread wakes the task from outside the runtime; the hold
+    // (as the interpreter takes around tensor operations) covers the wait.
+    for workers in [1, 2] {
+        let out = Runtime::new(cfg(workers)).run(async {
+            let _hold = runtime::external_wait();
+            let v = weft::tensor::compute(weft::tensor::INLINE_COST, || {
+                std::thread::sleep(Duration::from_millis(20));
+                5
+            })
+            .await;
+            assert_eq!(v, 5);
+            TaskEnd::Returned
+        });
+        assert_eq!(out, RunOutcome::Returned, "workers {workers}");
+    }
+}

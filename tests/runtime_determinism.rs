@@ -113,3 +113,54 @@ fn the_seed_is_visible_to_tasks() {
     assert_eq!(out, RunOutcome::Returned);
     assert!(log.lock().unwrap().iter().any(|l| l.ends_with("seed 99")));
 }
+
+#[test]
+fn the_trace_names_task_tracks_and_records_waits_and_spans() {
+    let path = trace_path("content");
+    let rt = Runtime::new(Config {
+        workers: 2,
+        seed: 1,
+        trace: Some(path.clone()),
+        max_tasks: None,
+    });
+    let out = rt.run(async {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
+        runtime::spawn(async move {
+            let _s = runtime::trace_span("matmul");
+            runtime::sleep(std::time::Duration::from_millis(2)).await;
+            tx.send(1).await.ok();
+            TaskEnd::Returned
+        })
+        .unwrap();
+        runtime::set_wait(
+            runtime::WaitKind::ChanRecv,
+            runtime::SrcLoc::new("t.weft", 1, 1),
+        );
+        rx.recv().await;
+        runtime::clear_wait();
+        TaskEnd::Returned
+    });
+    assert_eq!(out, RunOutcome::Returned);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).ok();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let has = |ph: &str, name: &str, tid: u64| {
+        events.iter().any(|e| {
+            e["ph"] == ph && e["tid"] == tid && (e["name"] == name || e["args"]["name"] == name)
+        })
+    };
+    assert!(has("M", "task 1 (main)", 1));
+    assert!(has("M", "task 2", 2));
+    assert!(has("X", "run", 1));
+    assert!(has("X", "wait: chan receive", 1));
+    assert!(has("X", "matmul", 2));
+    let wait = events
+        .iter()
+        .find(|e| e["name"] == "wait: chan receive")
+        .unwrap();
+    assert!(
+        wait["dur"].as_f64().unwrap() >= 1000.0,
+        "the wait lasted the 2 ms sleep: {wait}"
+    );
+}

@@ -243,3 +243,26 @@ fn task_numbers_follow_creation_order() {
     });
     assert_eq!(out, RunOutcome::Returned);
 }
+
+#[test]
+fn tasks_never_polled_are_dropped_too() {
+    for workers in [1, 2] {
+        let alive = Arc::new(AtomicUsize::new(0));
+        let a = alive.clone();
+        let out = Runtime::new(cfg(workers)).run(async move {
+            for _ in 0..1000 {
+                let guard = Alive::new(&a);
+                runtime::spawn(async move {
+                    let _g = guard;
+                    std::future::pending::<()>().await;
+                    TaskEnd::Returned
+                })
+                .unwrap();
+            }
+            // Return at once: most tasks are still queued, never polled.
+            TaskEnd::Returned
+        });
+        assert_eq!(out, RunOutcome::Returned);
+        assert_eq!(alive.load(Ordering::SeqCst), 0, "workers {workers}");
+    }
+}

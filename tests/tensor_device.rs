@@ -217,6 +217,18 @@ fn kernels_run_on_the_device_or_fall_back() {
 }
 
 #[test]
+fn tensors_cross_threads_and_device_work_goes_to_the_pool() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Tensor>();
+    send_sync::<tensor::TensorError>();
+    let dev: Arc<dyn Device> = Arc::new(Mock::default());
+    let h = tensor::ones(&[2, 2]).unwrap();
+    let d = tensor::to_device(&h, &dev).unwrap();
+    assert_eq!(tensor::kernel_cost(4, &[&h, &h]), 4);
+    assert_eq!(tensor::kernel_cost(4, &[&h, &d]), tensor::INLINE_COST);
+}
+
+#[test]
 fn mixing_devices_is_an_error() {
     let dev: Arc<dyn Device> = Arc::new(Mock::default());
     let a = tensor::ones(&[2, 2]).unwrap();

@@ -78,6 +78,41 @@ proptest! {
     }
 
     #[test]
+    fn lazy_transposes_feed_matmul_and_every_other_kernel((m, n, a) in matrix(24), k in 1usize..24, seed in any::<i64>()) {
+        let ta = t(&[m, n], &a);
+        let at = tensor::transpose(&ta).unwrap();
+        prop_assert!(at.shares_storage(&ta));
+        // transpose of a transpose is the original buffer
+        let back = tensor::transpose(&at).unwrap();
+        prop_assert!(back.shares_storage(&ta));
+        prop_assert_eq!(back.dims(), &[m, n]);
+        prop_assert_eq!(vals(&back), a.clone());
+        // matmul reads transposed operands through strides, on either side
+        let b = tensor::randn(&[m as i64, k as i64], seed).unwrap();
+        let dense_at = Tensor::from_vec(&[n, m], vals(&at)).unwrap();
+        let want = vals(&tensor::matmul(&dense_at, &b).unwrap());
+        prop_assert!(close(&vals(&tensor::matmul(&at, &b).unwrap()), &want, 1e-5));
+        let c = tensor::randn(&[k as i64, n as i64], seed ^ 1).unwrap();
+        let ct = tensor::transpose(&c).unwrap();
+        let dense_ct = Tensor::from_vec(&[n, k], vals(&ct)).unwrap();
+        let want = vals(&tensor::matmul(&ta, &dense_ct).unwrap());
+        prop_assert!(close(&vals(&tensor::matmul(&ta, &ct).unwrap()), &want, 1e-5));
+        let bt = tensor::transpose(&b).unwrap();
+        let dense_bt = Tensor::from_vec(&[k, m], vals(&bt)).unwrap();
+        let both = vals(&tensor::matmul(&ct, &bt).unwrap());
+        let want = vals(&tensor::matmul(&dense_ct, &dense_bt).unwrap());
+        prop_assert!(close(&both, &want, 1e-5));
+        // other kernels see the row-major values; the source is untouched
+        let r = tensor::relu(at.clone()).unwrap();
+        prop_assert_eq!(vals(&r), vals(&dense_at).iter().map(|&x| x.max(0.0)).collect::<Vec<_>>());
+        let s = tensor::add(at.clone(), dense_at.clone()).unwrap();
+        prop_assert_eq!(vals(&s), vals(&dense_at).iter().map(|&x| x + x).collect::<Vec<_>>());
+        prop_assert_eq!(vals(&tensor::rows(&at, 0, 1).unwrap()), vals(&dense_at)[..m].to_vec());
+        prop_assert_eq!(vals(&tensor::sum_rows(&at).unwrap()), vals(&tensor::sum_rows(&dense_at).unwrap()));
+        prop_assert_eq!(vals(&ta), a);
+    }
+
+    #[test]
     fn binary_same_shape((m, n, a) in matrix(20), op in binop(), seed in any::<i64>()) {
         let b = tensor::randn(&[m as i64, n as i64], seed).unwrap();
         let bv = vals(&b);
@@ -276,4 +311,14 @@ fn empty_tensors() {
     )
     .unwrap();
     assert_eq!(vals(&p), vec![0.0; 6]);
+}
+
+#[test]
+fn debug_form_is_short() {
+    let t = tensor::zeros(&[100, 100]).unwrap();
+    assert_eq!(
+        format!("{t:?}"),
+        "tensor[100,100]@cpu [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]..."
+    );
+    assert_eq!(format!("{:?}", Tensor::default()), "tensor[0]@cpu []");
 }

@@ -153,11 +153,11 @@ fn render_one(out: &mut String, file: &str, src: &str, d: &Diagnostic) {
 }
 
 impl std::fmt::Display for Diagnostics {
-    /// The header lines only (no source): `FILE:LINE:COL: error: MESSAGE`
-    /// needs the source for line and column, so this prints byte offsets.
+    /// One `FILE: error: MESSAGE` line per error; positions need the source,
+    /// so use [`Diagnostics::render`] for the full form.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for d in &self.items {
-            writeln!(f, "{}:@{}: error: {}", self.file, d.span.start, d.message)?;
+            writeln!(f, "{}: error: {}", self.file, d.message)?;
         }
         Ok(())
     }

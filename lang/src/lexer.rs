@@ -215,7 +215,8 @@ fn ends_statement(t: Tok) -> bool {
 pub fn lex(src: &str, diags: &mut Diagnostics) -> Vec<Token> {
     let b = src.as_bytes();
     let mut out: Vec<Token> = Vec::with_capacity(src.len() / 3 + 1);
-    let mut i = 0;
+    // a UTF-8 byte order mark at the start is not part of the program
+    let mut i = if src.starts_with('\u{feff}') { 3 } else { 0 };
     let semi_here = |out: &mut Vec<Token>, at: usize| {
         if out.last().is_some_and(|t| ends_statement(t.tok)) {
             out.push(Token {
@@ -487,6 +488,12 @@ mod tests {
             toks("42 0x2A 1_000 1.0 .5 1e-3 2.5E+4"),
             vec![Int, Int, Int, Float, Float, Float, Float, Semi, Eof]
         );
+    }
+
+    #[test]
+    fn crlf_and_bom() {
+        use Tok::*;
+        assert_eq!(toks("\u{feff}x\r\ny"), vec![Ident, Semi, Ident, Semi, Eof]);
     }
 
     #[test]

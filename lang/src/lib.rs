@@ -1,37 +1,81 @@
 //! The Weft block DSL front end: lexer, parser, checker, lowering to the IR.
 //!
+//! | module | does |
+//! |---|---|
+//! | [`lexer`] | source to tokens, Go's semicolon insertion |
+//! | [`parser`] | tokens to the syntax tree ([`ast`]), recovering at the next statement |
+//! | [`check`] | every typing rule of the spec; tables for the lowering |
+//! | [`lower`] | the checked tree to a verified `ProgramDesc` through `weft_ir::builder` |
+//! | [`diag`] | errors and their rendering in spec section 9's form |
+//!
 //! `compile` and `check` run the whole pipeline and return every error of
 //! the file at once (`Diagnostics`, in source order); `parse` exposes the
 //! syntax tree for tests and tools. This crate knows nothing of the runtime.
+//!
+//! The passes recurse over the tree, whose depth the parser bounds
+//! (`parser::MAX_DEPTH`); they run on a thread with a large stack so that
+//! any accepted tree fits, whatever the caller's stack.
 
 pub mod ast;
+pub mod check;
 pub mod diag;
 pub mod lexer;
+pub mod lower;
 pub mod parser;
+pub mod types;
 
 pub use diag::{Diagnostic, Diagnostics, Span};
+
+/// Stack for the front-end passes: enough for `parser::MAX_DEPTH` levels
+/// in a debug build (about 5 KiB a level) with a wide margin. Only the
+/// pages touched are ever committed.
+const STACK: usize = 256 << 20;
+
+/// Runs `f` on a thread with a `STACK`-sized stack (inline if none can be made).
+fn with_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let mut f = Some(f);
+    let spawned = std::thread::scope(|s| {
+        let job = &mut f;
+        std::thread::Builder::new()
+            .name("weft-front-end".into())
+            .stack_size(STACK)
+            .spawn_scoped(s, move || job.take().map(|f| f()))
+            .ok()
+            .and_then(|h| h.join().ok())
+            .flatten()
+    });
+    match (spawned, f) {
+        (Some(v), _) => v,
+        (None, Some(f)) => f(),
+        (None, None) => std::panic::resume_unwind(Box::new("weft front end failed")),
+    }
+}
 
 /// Parses `src` into a syntax tree. The tree is complete only when the
 /// returned diagnostics are empty.
 pub fn parse(file: &str, src: &str) -> (ast::File, Diagnostics) {
+    with_stack(|| parse_here(file, src))
+}
+
+fn parse_here(file: &str, src: &str) -> (ast::File, Diagnostics) {
     let mut diags = Diagnostics::new(file);
     let tree = parser::parse(src, &mut diags);
     diags.sort();
     (tree, diags)
 }
 
-pub mod check;
-pub mod lower;
-pub mod types;
-
 /// Parses and type-checks `src`; `file` names it in messages.
 pub fn check(file: &str, src: &str) -> Result<(), Diagnostics> {
-    analyze(file, src).map(|_| ())
+    with_stack(|| analyze_here(file, src).map(|_| ()))
 }
 
 /// Parses and checks, returning the tree and the checker's tables.
 pub fn analyze(file: &str, src: &str) -> Result<(ast::File, check::Info), Diagnostics> {
-    let (tree, mut diags) = parse(file, src);
+    with_stack(|| analyze_here(file, src))
+}
+
+fn analyze_here(file: &str, src: &str) -> Result<(ast::File, check::Info), Diagnostics> {
+    let (tree, mut diags) = parse_here(file, src);
     if !diags.is_empty() {
         return Err(diags);
     }
@@ -46,15 +90,17 @@ pub fn analyze(file: &str, src: &str) -> Result<(ast::File, check::Info), Diagno
 
 /// Compiles `src` to a verified IR program, or returns every error.
 pub fn compile(file: &str, src: &str) -> Result<weft_ir::ProgramDesc, Diagnostics> {
-    let (tree, info) = analyze(file, src)?;
-    let program = lower::lower(file, src, &tree, &info);
-    if let Err(e) = weft_ir::verify(&program) {
-        let mut d = Diagnostics::new(file);
-        d.error(
-            Span::new(0, 0),
-            format!("internal error: the lowered program does not verify: {e}"),
-        );
-        return Err(d);
-    }
-    Ok(program)
+    with_stack(|| {
+        let (tree, info) = analyze_here(file, src)?;
+        let program = lower::lower(file, src, &tree, &info);
+        if let Err(e) = weft_ir::verify(&program) {
+            let mut d = Diagnostics::new(file);
+            d.error(
+                Span::new(0, 0),
+                format!("internal error: the lowered program does not verify: {e}"),
+            );
+            return Err(d);
+        }
+        Ok(program)
+    })
 }

@@ -7,7 +7,7 @@
 //! `bool`, `string`) otherwise.
 
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 pub type StructId = u32;
 
@@ -21,8 +21,8 @@ pub enum Ty {
     Bool,
     Str,
     Tensor,
-    Chan(Rc<Ty>),
-    List(Rc<Ty>),
+    Chan(Arc<Ty>),
+    List(Arc<Ty>),
     Struct(StructId),
     UntypedInt,
     UntypedFloat,
@@ -33,11 +33,11 @@ pub enum Ty {
 
 impl Ty {
     pub fn chan(elem: Ty) -> Ty {
-        Ty::Chan(Rc::new(elem))
+        Ty::Chan(Arc::new(elem))
     }
 
     pub fn list(elem: Ty) -> Ty {
-        Ty::List(Rc::new(elem))
+        Ty::List(Arc::new(elem))
     }
 
     pub fn is_untyped(&self) -> bool {
@@ -169,7 +169,7 @@ pub enum ConstVal {
     Int(i128),
     Float(f64),
     Bool(bool),
-    Str(Rc<str>),
+    Str(Arc<str>),
 }
 
 impl ConstVal {

@@ -1,13 +1,17 @@
 //! Golden tests: each `tests/golden/**/*.weft` file is a program followed by
 //! the output `weft check` prints for it (rendered diagnostics, or `ok`),
 //! inside a final `/* expected output:` comment; under `golden/lower/` the
-//! output is the lowered IR as `weft_ir::dump` prints it. The program part is compiled
+//! output is the lowered IR as `weft_ir::dump` prints it, and under
+//! `golden/syntax/` the syntax tree as an S-expression (`sexpr.rs`). The program part is compiled
 //! as is (line numbers count from the top of the file).
 //!
 //! Regenerate the expected outputs with
 //! `WEFT_BLESS=1 cargo test -p weft-lang --test golden`.
 
 use std::path::{Path, PathBuf};
+
+#[path = "support/sexpr.rs"]
+mod sexpr;
 
 const MARKER: &str = "/* expected output:\n";
 
@@ -26,8 +30,13 @@ fn golden_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// What `weft check` (or, with `dump`, `weft dump`) prints for `src` named `name`.
-fn actual(name: &str, src: &str, dump: bool) -> String {
+/// What `weft check` (or, with `dump`, `weft dump`) prints for `src` named
+/// `name`, or with `tree`, the syntax tree.
+fn actual(name: &str, src: &str, dump: bool, tree: bool) -> String {
+    if tree {
+        let (file, diags) = weft_lang::parse(name, src);
+        return format!("{}{}", diags.render(src), sexpr::file(&file));
+    }
     match weft_lang::compile(name, src) {
         Ok(p) if dump => weft_ir::dump(&p),
         Ok(_) => "ok\n".to_string(),
@@ -57,7 +66,8 @@ fn golden() {
             .and_then(|n| n.to_str())
             .unwrap_or("x.weft");
         let dump = path.parent().is_some_and(|p| p.ends_with("lower"));
-        let got = actual(name, program, dump);
+        let tree = path.parent().is_some_and(|p| p.ends_with("syntax"));
+        let got = actual(name, program, dump, tree);
         assert!(!got.contains("*/"), "{name}: output contains */");
         if bless {
             std::fs::write(&path, format!("{program}{MARKER}{got}*/\n")).expect("write golden");

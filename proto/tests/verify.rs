@@ -378,6 +378,15 @@ fn select_checks() {
         &p,
         "block 1, op 1 (select): select has 2 cases (Chans) but 1 kinds",
     );
+    let mut p = select_program(vec![0, 0], &[], &[]);
+    op_mut(&mut p, 1, 1).attrs.push(Attr {
+        name: "case_locs".into(),
+        value: Some(attr::Value::Ints(weft_ir::pb::Ints { v: vec![3, 5] })),
+    });
+    rejects(
+        &p,
+        "block 1, op 1 (select): select has 2 cases but 2 case_locs entries (want line, column per case)",
+    );
 }
 
 #[test]

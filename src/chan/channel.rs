@@ -16,7 +16,7 @@ use std::task::{Context as TaskContext, Poll};
 
 use super::state::{RecvStep, SendStep, State};
 use super::sync::{Arc, Mutex, MutexGuard};
-use super::waiter::{block_on, Context, Waiter};
+use super::waiter::{block_on, hint, Context, Parkable, Waiter};
 use super::{CloseError, Outcome, SendError, TryRecvError, TrySendError};
 
 /// A channel: a reference to a shared queue with Go's semantics.
@@ -167,13 +167,25 @@ impl<T: Send> Chan<T> {
     }
 
     /// `send` for a plain thread: parks the thread while blocked.
+    /// `send` for a plain thread: parks the thread while blocked (after a
+    /// short spin, see `waiter::block_on`).
     pub fn send_blocking(&self, v: T) -> Result<(), SendError<T>> {
-        block_on(self.send(v))
+        // Fast path: no waker needed when it completes at once.
+        match self.try_send(v) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Closed(v)) => Err(SendError(v)),
+            Err(TrySendError::Full(v)) => block_on(self.send(v)),
+        }
     }
 
-    /// `recv` for a plain thread: parks the thread while blocked.
+    /// `recv` for a plain thread: parks the thread while blocked (after a
+    /// short spin, see `waiter::block_on`).
     pub fn recv_blocking(&self) -> Option<T> {
-        block_on(self.recv())
+        match self.try_recv() {
+            Ok(v) => Some(v),
+            Err(TryRecvError::Closed) => None,
+            Err(TryRecvError::Empty) => block_on(self.recv()),
+        }
     }
 }
 
@@ -238,6 +250,12 @@ impl<T: Send> Future for SendFut<'_, T> {
                 Poll::Pending
             }
         }
+    }
+}
+
+impl<T: Send> Parkable for SendFut<'_, T> {
+    fn ready_hint(&self) -> bool {
+        hint(&self.cx)
     }
 }
 
@@ -306,6 +324,12 @@ impl<T: Send> Future for RecvFut<'_, T> {
                 Poll::Pending
             }
         }
+    }
+}
+
+impl<T: Send> Parkable for RecvFut<'_, T> {
+    fn ready_hint(&self) -> bool {
+        hint(&self.cx)
     }
 }
 

@@ -12,9 +12,10 @@
 //!    fires as `SendClosed`.
 //! 4. Nothing ready: `try_select` unlocks and returns `None` (the `default`
 //!    case). A blocking select creates one `Context` and queues one entry
-//!    per non-nil case, in case order, while still holding every lock (so no
-//!    partner can see half of them, and the select cannot match itself),
-//!    then unlocks and parks.
+//!    per non-nil case, in `pollorder` (so when several cases name one
+//!    channel, which of them a partner meets first is random, as in Go),
+//!    while still holding every lock (so no partner can see half of them,
+//!    and the select cannot match itself), then unlocks and parks.
 //! 5. A partner or `close` wins the context's CAS for one case and delivers
 //!    that case's outcome (`waiter.rs`). The woken select locks each of its
 //!    channels in turn and removes its remaining (now stale) entries, so a
@@ -28,7 +29,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 
 use super::state::{RecvStep, SendStep, State};
 use super::sync::{Arc, MutexGuard};
-use super::waiter::{block_on, Context, Waiter};
+use super::waiter::{block_on, hint, Context, Parkable, Waiter};
 use super::{Chan, Outcome, Selected};
 
 /// A select statement under construction: add cases, then run it.
@@ -117,6 +118,8 @@ impl<T: Send> Select<T> {
     }
 
     /// `select` for a plain thread: parks the thread while blocked.
+    /// `select` for a plain thread: parks the thread while blocked (after
+    /// a short spin, see `waiter::block_on`).
     pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
         block_on(self.select(rng))
     }
@@ -175,7 +178,8 @@ impl<T: Send> Select<T> {
             return Attempt::NotReady;
         };
         let cx = Context::new(waker);
-        for (i, c) in cases.iter().enumerate() {
+        for &i in pollorder {
+            let c = &cases[i];
             let Some(ch) = &c.chan else { continue };
             let Some(g) = slot(ch) else { continue };
             if c.send {
@@ -242,6 +246,12 @@ impl<T: Send> Future for SelectFut<T> {
             }
             Attempt::NotReady => Poll::Pending,
         }
+    }
+}
+
+impl<T: Send> Parkable for SelectFut<T> {
+    fn ready_hint(&self) -> bool {
+        hint(&self.cx)
     }
 }
 

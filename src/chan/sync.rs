@@ -3,7 +3,8 @@
 //! Every lock, atomic, `Arc` and thread-parking call in `src/chan/` comes
 //! through here, so that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked
 //! types (tokio's `loom` facade is the model). Normal builds use `parking_lot`
-//! for the mutex and `std` for the rest.
+//! for the mutex, crossbeam's `Backoff` for the brief spin of the
+//! `_blocking` forms, and `std` for the rest.
 //!
 //! Invariant: nothing in this module can panic. loom's `Mutex::lock` returns a
 //! `LockResult`; a poisoned lock is impossible here (no code under a channel
@@ -11,7 +12,8 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
+    pub(crate) use crossbeam_utils::Backoff;
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     pub(crate) use std::sync::Arc;
     pub(crate) use std::thread::{current, park, Thread};
 
@@ -32,9 +34,22 @@ mod imp {
 
 #[cfg(loom)]
 mod imp {
-    pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     pub(crate) use loom::sync::Arc;
     pub(crate) use loom::thread::{current, park, Thread};
+
+    /// No spinning under loom: every retry would multiply the interleavings.
+    pub(crate) struct Backoff;
+
+    impl Backoff {
+        pub(crate) fn new() -> Self {
+            Backoff
+        }
+        pub(crate) fn is_completed(&self) -> bool {
+            true
+        }
+        pub(crate) fn snooze(&self) {}
+    }
 
     /// A mutex whose `lock` returns the guard directly.
     pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);

@@ -26,7 +26,7 @@
 
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
-use super::sync::{Arc, AtomicUsize, Mutex, Ordering};
+use super::sync::{Arc, AtomicBool, AtomicUsize, Backoff, Mutex, Ordering};
 use super::Outcome;
 
 const WAITING: usize = 0;
@@ -40,6 +40,9 @@ pub(crate) struct Context<T> {
     state: AtomicUsize,
     /// The outcome of the chosen case and the waker to call.
     slot: Mutex<Slot<T>>,
+    /// Set (after the outcome is written) so a spinning thread can watch
+    /// for completion without taking `slot`'s lock.
+    delivered: AtomicBool,
 }
 
 struct Slot<T> {
@@ -57,6 +60,7 @@ impl<T> Context<T> {
                 waker: Some(waker.clone()),
                 outcome: None,
             }),
+            delivered: AtomicBool::new(false),
         })
     }
 
@@ -85,11 +89,18 @@ impl<T> Context<T> {
         let waker = {
             let mut slot = self.slot.lock();
             slot.outcome = Some(outcome);
+            self.delivered.store(true, Ordering::Release);
             slot.waker.take()
         };
         if let Some(w) = waker {
             w.wake();
         }
+    }
+
+    /// True once the outcome is in `slot` (a lock-free hint).
+    #[inline]
+    pub(crate) fn delivered(&self) -> bool {
+        self.delivered.load(Ordering::Acquire)
     }
 
     /// The owner checks for its outcome: `Some((case, outcome))` once
@@ -162,16 +173,38 @@ fn thread_waker() -> Waker {
     Waker::from(std::sync::Arc::new(ThreadWaker(super::sync::current())))
 }
 
-/// Runs a future to completion on this thread, parking between polls. Used
-/// by the `_blocking` forms; a spurious unpark only costs one more poll.
-pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {
-    let mut fut = std::pin::pin!(fut);
+/// A channel future that `block_on` can watch while spinning.
+pub(crate) trait Parkable: std::future::Future + Unpin {
+    /// True when polling now would (likely) complete: the operation is not
+    /// queued, or its outcome was delivered. Never takes a lock.
+    fn ready_hint(&self) -> bool;
+}
+
+/// True when `cx` is absent (not queued) or has its outcome.
+#[inline]
+pub(crate) fn hint<T>(cx: &Option<Arc<Context<T>>>) -> bool {
+    cx.as_ref().is_none_or(|cx| cx.delivered())
+}
+
+/// Runs a channel future to completion on this thread. Like crossbeam's
+/// `Context::wait_until`, once the operation is queued (first `Pending`) it
+/// watches the lock-free `delivered` flag for a few microseconds
+/// (`Backoff`: spin, then yield) before parking: a partner that arrives
+/// meanwhile completes it without the cost of a thread wake-up. A spurious
+/// unpark only costs one more poll.
+pub(crate) fn block_on<F: Parkable>(mut fut: F) -> F::Output {
     let waker = thread_waker();
     let mut cx = TaskContext::from_waker(&waker);
+    let backoff = Backoff::new();
     loop {
-        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+        if let Poll::Ready(v) = std::pin::Pin::new(&mut fut).poll(&mut cx) {
             return v;
         }
-        super::sync::park();
+        while !fut.ready_hint() && !backoff.is_completed() {
+            backoff.snooze();
+        }
+        if !fut.ready_hint() {
+            super::sync::park();
+        }
     }
 }

@@ -90,7 +90,8 @@ pub struct CudaGpu {
     ctx: Arc<CudaContext>,
     compute: Arc<CudaStream>,
     copy: Arc<CudaStream>,
-    blas: CudaBlas,
+    /// cuBLAS on the compute stream; a handle is used by one thread at a time.
+    blas: Mutex<CudaBlas>,
     kernels: Kernels,
     /// Page-locked upload buffers, most recently used last.
     staging: Mutex<Vec<PinnedHostSlice<f32>>>,
@@ -142,7 +143,7 @@ impl CudaGpu {
             ctx,
             compute,
             copy,
-            blas,
+            blas: Mutex::new(blas),
             kernels,
             staging: Mutex::new(Vec::new()),
         })
@@ -280,7 +281,7 @@ impl Device for CudaGpu {
         // SAFETY: `sb` is k x n, `sa` is m x k and `out` m x n (row-major),
         // i.e. column-major n x k, k x m and n x m with the leading
         // dimensions given; cuBLAS reads and writes only within them.
-        unsafe { self.blas.gemm(cfg, sb, sa, &mut out) }.map_err(|e| self.fail(e))?;
+        unsafe { self.blas.lock().gemm(cfg, sb, sa, &mut out) }.map_err(|e| self.fail(e))?;
         self.output(out)
     }
 

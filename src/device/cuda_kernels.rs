@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::compile_ptx;
+use cudarc::nvrtc::{compile_ptx, compile_ptx_with_opts, CompileOptions};
 
 use super::{BinOp, Layout, UnaryOp};
 
@@ -71,9 +71,21 @@ pub struct Kernels {
 pub type KernelResult<T> = Result<T, String>;
 
 impl Kernels {
-    /// Compiles `SOURCE` with NVRTC and loads it into `ctx`.
+    /// Compiles `SOURCE` with NVRTC for the device's compute capability
+    /// (NVRTC's default architecture when it does not know that one) and
+    /// loads it into `ctx`.
     pub fn load(ctx: &Arc<CudaContext>) -> KernelResult<Kernels> {
-        let ptx = compile_ptx(SOURCE).map_err(|e| format!("nvrtc: {e}"))?;
+        let for_device = ctx.compute_capability().ok().and_then(|(major, minor)| {
+            let opts = CompileOptions {
+                options: vec![format!("--gpu-architecture=compute_{major}{minor}")],
+                ..CompileOptions::default()
+            };
+            compile_ptx_with_opts(SOURCE, opts).ok()
+        });
+        let ptx = match for_device {
+            Some(p) => p,
+            None => compile_ptx(SOURCE).map_err(|e| format!("nvrtc: {e}"))?,
+        };
         let module = ctx
             .load_module(ptx)
             .map_err(|e| format!("load module: {e}"))?;

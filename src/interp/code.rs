@@ -88,6 +88,7 @@ pub enum CmpKind {
 }
 
 /// One case of a `select`.
+#[derive(Debug)]
 pub struct SelCase {
     pub send: bool,
     pub chan: Slot,
@@ -103,6 +104,7 @@ pub struct SelCase {
 }
 
 /// One instruction. Operands are slots of the current frame.
+#[derive(Debug)]
 pub enum Instr {
     Const {
         out: Slot,

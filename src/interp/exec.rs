@@ -22,7 +22,7 @@ use crate::chan::{Chan, Outcome, Select, Selected, TryRecvError, TrySendError};
 use crate::runtime::{self, TaskEnd, WaitKind};
 
 use super::code::Program;
-use super::code::{Func, FuncId, Instr, Pc, Slot};
+use super::code::{Func, FuncId, Instr, IntOp, Pc, Slot};
 use super::ops::{self, kind_error, Fail};
 use super::output::Output;
 use super::tensor_ops;
@@ -30,8 +30,10 @@ use super::value::{ChanVal, Ty, Value};
 
 /// Backward jumps and calls a task runs before it yields.
 const BUDGET: u32 = 2000;
-/// The most values one task's stack may hold (about 400 MB).
-const MAX_STACK: usize = 1 << 24;
+/// The most values one task's stack may hold (about 100 MB).
+const MAX_STACK: usize = 1 << 22;
+/// The largest `perm(n)`.
+const MAX_PERM: i64 = 1 << 28;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
@@ -181,10 +183,16 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 runtime::sleep(dur).await;
                 runtime::clear_wait();
             }
-            Wait::Tensor { op, args, at } => match tensor_ops::run(op, args).await {
-                Ok(v) => st.write_out(prog, at, v),
-                Err(m) => return st.fail(prog, at, m),
-            },
+            Wait::Tensor { op, args, at } => {
+                // A compute pool thread or a device will wake this task: the
+                // run is not deadlocked while it waits.
+                let _hold = runtime::external_wait();
+                let _span = runtime::trace_span(op.name());
+                match tensor_ops::run(op, args).await {
+                    Ok(v) => st.write_out(prog, at, v),
+                    Err(m) => return st.fail(prog, at, m),
+                }
+            }
         }
     }
 }
@@ -318,21 +326,29 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             };
         }
         match instr {
-            Instr::Const { out, val } => s!(*out) = val.clone(),
-            Instr::Copy { x, out } => s!(*out) = s!(*x).clone(),
+            Instr::Const { out, val } => put(&mut s!(*out), dup(val)),
+            Instr::Copy { x, out } => {
+                let v = dup(&s!(*x));
+                put(&mut s!(*out), v);
+            }
             Instr::Int { op, x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
-                    (Value::Int(a), Value::Int(b)) => tri!(ops::int_op(*op, *a, *b)),
+                    (Value::Int(a), Value::Int(b)) => match op {
+                        IntOp::Add => a.wrapping_add(*b),
+                        IntOp::Sub => a.wrapping_sub(*b),
+                        IntOp::Mul => a.wrapping_mul(*b),
+                        _ => tri!(ops::int_op(*op, *a, *b)),
+                    },
                     (a, _) => break 'run fail(f, at, kind_error("int op", a)),
                 };
-                s!(*out) = Value::Int(r);
+                put(&mut s!(*out), Value::Int(r));
             }
             Instr::Float { op, x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
                     (Value::Float(a), Value::Float(b)) => ops::float_op(*op, *a, *b),
                     (a, _) => break 'run fail(f, at, kind_error("float op", a)),
                 };
-                s!(*out) = Value::Float(r);
+                put(&mut s!(*out), Value::Float(r));
             }
             Instr::Concat { x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
@@ -357,22 +373,22 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     (Value::Int(a), Value::Int(b)) => ops::ord(*op, a, b),
                     (a, b) => tri!(ops::compare(*op, *kind, a, b)),
                 };
-                s!(*out) = Value::Bool(r);
+                put(&mut s!(*out), Value::Bool(r));
             }
             Instr::NegInt { x, out } => {
                 let r = tri!(ops::as_int(&s!(*x)));
-                s!(*out) = Value::Int(r.wrapping_neg());
+                put(&mut s!(*out), Value::Int(r.wrapping_neg()));
             }
             Instr::NegFloat { x, out } => {
                 let r = match &s!(*x) {
                     Value::Float(a) => -*a,
                     a => break 'run fail(f, at, kind_error("neg", a)),
                 };
-                s!(*out) = Value::Float(r);
+                put(&mut s!(*out), Value::Float(r));
             }
             Instr::Not { x, out } => {
                 let r = !s!(*x).truthy();
-                s!(*out) = Value::Bool(r);
+                put(&mut s!(*out), Value::Bool(r));
             }
             Instr::ToInt { x, out } => s!(*out) = tri!(ops::to_int(&s!(*x))),
             Instr::ToFloat { x, out } => s!(*out) = tri!(ops::to_float(&s!(*x))),
@@ -568,14 +584,23 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 let Some(g) = prog.funcs.get(*func as usize) else {
                     break 'run fail(f, at, "unknown function".into());
                 };
-                let nb = stack.len();
-                if nb + g.template.len() > MAX_STACK {
+                // The callee's frame starts where the caller's ends. Slots
+                // above the top are kept between calls (scalars only, see
+                // `Ret`), so a call mostly overwrites in place.
+                let nb = base + f.template.len();
+                let top = nb + g.template.len();
+                if top > MAX_STACK {
                     break 'run fail(f, at, "stack overflow".into());
                 }
-                stack.extend_from_slice(&g.template);
+                if stack.len() < top {
+                    stack.resize(top, Value::Int(0));
+                }
+                for (slot, v) in stack[nb..top].iter_mut().zip(g.template.iter()) {
+                    put(slot, dup(v));
+                }
                 for (p, a) in g.params.iter().zip(args.iter()) {
-                    let v = stack[base + *a as usize].clone();
-                    stack[nb + *p as usize] = v;
+                    let v = dup(&stack[base + *a as usize]);
+                    put(&mut stack[nb + *p as usize], v);
                 }
                 frames.push(Frame {
                     func: *cur,
@@ -601,7 +626,14 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     )),
                     _ => None,
                 };
-                stack.truncate(base);
+                // Release what the frame holds (its storage stays for the
+                // next call): scalars own nothing and are left as they are.
+                let top = (base + f.template.len()).min(stack.len());
+                for slot in &mut stack[base..top] {
+                    if !is_scalar(slot) {
+                        *slot = Value::Int(0);
+                    }
+                }
                 let Some(fr) = frames.pop() else {
                     break 'run Wait::End(TaskEnd::Returned);
                 };
@@ -673,7 +705,7 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             }
             Instr::Perm { n, out } => {
                 let n = tri!(ops::as_int(&s!(*n)));
-                if !(0..=1 << 32).contains(&n) {
+                if !(0..=MAX_PERM).contains(&n) {
                     break 'run fail(f, at, "perm: n out of range".into());
                 }
                 let mut p: Vec<Value> = (0..n).map(Value::Int).collect();
@@ -689,6 +721,34 @@ fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
     *pc_out = pc;
     *base_out = base;
     wait
+}
+
+/// A copy of `v`; scalars without a call into `Clone`.
+#[inline(always)]
+fn dup(v: &Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::Float(*x),
+        Value::Bool(b) => Value::Bool(*b),
+        other => other.clone(),
+    }
+}
+
+/// Whether `v` owns nothing (no drop glue to run).
+#[inline(always)]
+fn is_scalar(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+}
+
+/// Stores `v` in `slot`; a scalar being overwritten is not passed to the
+/// drop glue (it owns nothing).
+#[inline(always)]
+fn put(slot: &mut Value, v: Value) {
+    if is_scalar(slot) {
+        std::mem::forget(std::mem::replace(slot, v));
+    } else {
+        *slot = v;
+    }
 }
 
 /// The value of `x` for an op whose result replaces `out`: taken (no copy,

@@ -21,7 +21,7 @@ use weft_ir::pb;
 
 use crate::runtime::SrcLoc;
 
-use super::code::{Func, FuncId, Instr, Pc, Program, SelCase, Slot};
+use super::code::{Func, FuncId, Instr, Pc, Program, Slot};
 use super::value::{zero_value, StructInfo, Ty, Value, ZeroError};
 
 /// Why a program could not be lowered.
@@ -335,16 +335,16 @@ impl Vars<'_> {
 }
 
 /// What `break` and `continue` can leave.
-enum CtlKind {
+pub(super) enum CtlKind {
     Loop { cont_patches: Vec<usize> },
     Region,
     Case,
 }
 
-struct Ctl {
-    kind: CtlKind,
-    label: Option<String>,
-    break_patches: Vec<usize>,
+pub(super) struct Ctl {
+    pub kind: CtlKind,
+    pub label: Option<String>,
+    pub break_patches: Vec<usize>,
 }
 
 /// Emits one function's (or go block's) code.
@@ -354,9 +354,9 @@ pub(super) struct Emitter<'a, 'p> {
     template: Arc<[Value]>,
     nfuncs: usize,
     extra: &'a mut Vec<Func>,
-    code: Vec<Instr>,
+    pub code: Vec<Instr>,
     locs: Vec<SrcLoc>,
-    ctl: Vec<Ctl>,
+    pub ctl: Vec<Ctl>,
     /// No instruction before this index may be merged with a later one (a
     /// block starts or a jump may land here).
     barrier: usize,
@@ -393,7 +393,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
         }
     }
 
-    fn pc(&self) -> usize {
+    pub fn pc(&self) -> usize {
         self.code.len()
     }
 
@@ -412,7 +412,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
         self.code.len() - 1
     }
 
-    fn patch(&mut self, at: usize, target: usize) {
+    pub fn patch(&mut self, at: usize, target: usize) {
         let t = target as Pc;
         match &mut self.code[at] {
             Instr::Jump { to } | Instr::JumpIfNot { to, .. } | Instr::CmpJump { to, .. } => *to = t,
@@ -476,7 +476,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
         }
     }
 
-    fn sub_block(
+    pub fn sub_block(
         &self,
         op: &pb::OpDesc,
         name: &str,
@@ -631,108 +631,6 @@ impl<'a, 'p> Emitter<'a, 'p> {
         Ok((self.nfuncs + self.extra.len() - 1) as FuncId)
     }
 
-    fn emit_select(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
-        let chans = self.ins(op, "Chans");
-        let values = self.ins(op, "Values");
-        let recvs = self.outs(op, "Recv");
-        let oks = self.outs(op, "Oks");
-        let kinds: Vec<i64> = match attr(op, "kinds") {
-            Some(pb::attr::Value::Ints(k)) => k.v.clone(),
-            None => Vec::new(),
-            Some(_) => return Err(bad(op, "kinds is not a list of ints".into())),
-        };
-        let blocks: Vec<i32> = match attr(op, "cases") {
-            Some(pb::attr::Value::Blocks(b)) | Some(pb::attr::Value::Ints(b)) => {
-                b.v.iter().map(|x| *x as i32).collect()
-            }
-            None => Vec::new(),
-            Some(_) => return Err(bad(op, "cases is not a list of blocks".into())),
-        };
-        if kinds.len() != chans.len() || blocks.len() != chans.len() {
-            return Err(bad(op, "kinds, cases and Chans differ in length".into()));
-        }
-        let default_b = self.sub_block(op, "default_block")?;
-        let mut cases = Vec::with_capacity(chans.len());
-        let mut next_value = 0;
-        for (i, ch) in chans.iter().enumerate() {
-            let (chan, cty) = self.vars.get(ch)?.clone();
-            let elem = match &cty {
-                Ty::Chan(e) => e.clone(),
-                _ => return Err(bad(op, format!("{ch} is not a channel"))),
-            };
-            let send = kinds[i] == 1;
-            let value = if send {
-                let v = values
-                    .get(next_value)
-                    .ok_or_else(|| bad(op, "too few Values".into()))?;
-                next_value += 1;
-                Some(self.vars.slot(v)?)
-            } else {
-                None
-            };
-            let recv = self.named_out(recvs.get(i))?;
-            let ok = self.named_out(oks.get(i))?;
-            cases.push(SelCase {
-                send,
-                chan,
-                value,
-                recv,
-                ok,
-                zero: zero_value(&elem, &self.cx.structs)?,
-                target: 0,
-            });
-        }
-        let sel = self.push(
-            Instr::Select {
-                cases: Box::default(),
-                default: None,
-            },
-            Some(op),
-        );
-        let mut ends = Vec::new();
-        let mut default = None;
-        // Each case block (and default) is its own break context.
-        let mut bodies: Vec<(Option<usize>, &'p pb::BlockDesc)> = Vec::new();
-        for (i, b) in blocks.iter().enumerate() {
-            let blk = self
-                .cx
-                .block(*b)
-                .ok_or_else(|| bad(op, format!("block {b} does not exist")))?;
-            bodies.push((Some(i), blk));
-        }
-        if let Some(db) = default_b {
-            bodies.push((None, db));
-        }
-        for (which, blk) in bodies {
-            let start = self.pc() as Pc;
-            match which {
-                Some(i) => cases[i].target = start,
-                None => default = Some(start),
-            }
-            self.ctl.push(Ctl {
-                kind: CtlKind::Case,
-                label: None,
-                break_patches: Vec::new(),
-            });
-            self.emit_block(blk)?;
-            let ctl = self
-                .ctl
-                .pop()
-                .ok_or_else(|| bad(op, "control stack".into()))?;
-            ends.extend(ctl.break_patches);
-            ends.push(self.push(Instr::Jump { to: 0 }, None));
-        }
-        let end = self.pc();
-        for p in ends {
-            self.patch(p, end);
-        }
-        self.code[sel] = Instr::Select {
-            cases: cases.into_boxed_slice(),
-            default,
-        };
-        Ok(())
-    }
-
     // ---- operand helpers, shared with lower_ops ----
 
     pub fn ins(&self, op: &'p pb::OpDesc, slot: &str) -> &'p [String] {
@@ -788,7 +686,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
         self.named_out(self.outs(op, slot).first())
     }
 
-    fn named_out(&self, n: Option<&String>) -> Result<Option<Slot>, LowerError> {
+    pub fn named_out(&self, n: Option<&String>) -> Result<Option<Slot>, LowerError> {
         match n {
             None => Ok(None),
             Some(n) if n.is_empty() || n == "_" => Ok(None),

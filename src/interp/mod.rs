@@ -7,6 +7,7 @@
 //! | `code.rs`      | the compact form: instructions over frame slots             |
 //! | `lower.rs`     | `ProgramDesc` → compact form: slots, blocks, control flow   |
 //! | `lower_ops.rs` | data ops → instructions, chosen by operand types            |
+//! | `lower_select.rs` | `select` → one instruction plus its case blocks          |
 //! | `exec.rs`      | the task loop: frames, blocking, preemption, failures       |
 //! | `ops.rs`       | pure operations on values and their panic messages          |
 //! | `tensor_ops.rs`| tensor builtins and operators                               |
@@ -22,6 +23,7 @@ mod exec;
 mod fmt_float;
 mod lower;
 mod lower_ops;
+mod lower_select;
 mod ops;
 mod output;
 mod report;

@@ -14,6 +14,7 @@ use super::value::{values_equal, Value};
 /// A panic message.
 pub type Fail = String;
 
+#[inline]
 pub fn int_op(op: IntOp, x: i64, y: i64) -> Result<i64, Fail> {
     Ok(match op {
         IntOp::Add => x.wrapping_add(y),

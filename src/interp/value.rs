@@ -12,6 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::chan::Chan;
+use crate::tensor::Tensor;
 
 use super::fmt_float::write_float;
 
@@ -69,6 +70,7 @@ pub enum Value {
     List(Arc<Vec<Value>>),
     Struct(Arc<Vec<Value>>),
     Chan(Box<ChanVal>),
+    Tensor(Box<Tensor>),
 }
 
 impl fmt::Debug for Value {
@@ -130,6 +132,9 @@ impl Value {
                     let _ = write!(out, "chan {}(cap {})", c.elem, ch.cap());
                 }
             },
+            Value::Tensor(t) => {
+                let _ = write!(out, "{t}");
+            }
         }
     }
 
@@ -167,8 +172,6 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
 pub enum ZeroError {
     #[error("unknown struct type id {0}")]
     UnknownStruct(u32),
-    #[error("tensors are not available")]
-    NoTensors,
     #[error("struct type {0} contains itself")]
     Recursive(String),
 }
@@ -185,7 +188,7 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
         Ty::Float => Value::Float(0.0),
         Ty::Bool => Value::Bool(false),
         Ty::Str => Value::empty_str(),
-        Ty::Tensor => return Err(ZeroError::NoTensors),
+        Ty::Tensor => Value::Tensor(Box::default()),
         Ty::Chan(e) => Value::Chan(Box::new(ChanVal {
             ch: None,
             elem: e.clone(),
@@ -294,6 +297,20 @@ mod tests {
             zero_value(&l, &structs),
             Err(ZeroError::Recursive(_))
         ));
+    }
+
+    #[test]
+    fn values_stay_small() {
+        assert!(std::mem::size_of::<Value>() <= 24);
+    }
+
+    #[test]
+    fn tensors_print_shape_and_device() {
+        let t = Value::Tensor(Box::default());
+        assert_eq!(t.to_display(), "tensor[0]@cpu");
+        let z = zero_value(&Ty::Tensor, &[]).unwrap();
+        assert_eq!(z.to_display(), "tensor[0]@cpu");
+        assert!(!values_equal(&t, &z));
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub const NO_DEADLINE: u64 = u64::MAX;
 pub enum TimerAction {
     /// Wake a task (`sleep`).
     Wake(Waker),
-    /// Run a callback (`after`). It runs on a worker thread, must not block.
+    /// Run a callback (`after`). It runs on a worker thread, must not block;
+    /// if it panics the panic is caught and the callback counts as fired.
     Call(Box<dyn FnOnce() + Send>),
 }
 
@@ -148,10 +149,12 @@ impl Timers {
         }
         let fired = due.len();
         for action in due {
-            match action {
+            // A panicking callback is a bug in its caller; it must not take
+            // the worker thread (and the whole run) down with it.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match action {
                 TimerAction::Wake(w) => w.wake(),
                 TimerAction::Call(f) => f(),
-            }
+            }));
             self.pending.fetch_sub(1, Ordering::SeqCst);
         }
         fired
@@ -221,6 +224,17 @@ mod tests {
         assert_eq!(*log.lock().unwrap(), vec![1, 2, 3]);
         assert_eq!(t.next_deadline(), 50);
         assert_eq!(t.pending(), 1);
+    }
+
+    #[test]
+    fn a_panicking_callback_is_contained() {
+        let t = Timers::new();
+        let log = Arc::new(StdMutex::new(Vec::new()));
+        t.add(1, TimerAction::Call(Box::new(|| panic!("callback bug"))));
+        t.add(2, recorder(&log, 2));
+        assert_eq!(t.fire_expired(10), 2);
+        assert_eq!(*log.lock().unwrap(), vec![2]);
+        assert_eq!(t.pending(), 0);
     }
 
     #[test]

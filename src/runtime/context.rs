@@ -36,6 +36,12 @@ pub(crate) struct Ctx {
     pub lifo: Cell<Option<Arc<Task>>>,
     pub lifo_polls: Cell<u32>,
     pub current: RefCell<Option<Arc<Task>>>,
+    /// The wait recorded by `set_wait` during the current poll; moved into
+    /// the task when the poll returns Pending.
+    pub wait: RefCell<Option<WaitInfo>>,
+    /// Whether the current task's `wait` holds a reason published by an
+    /// earlier poll (then `clear_wait` must clear it).
+    pub wait_published: Cell<bool>,
     pub budget: Cell<u32>,
     pub rng: RefCell<fastrand::Rng>,
     pub tick: Cell<u32>,
@@ -86,6 +92,8 @@ impl Ctx {
             lifo: Cell::new(None),
             lifo_polls: Cell::new(0),
             current: RefCell::new(None),
+            wait: RefCell::new(None),
+            wait_published: Cell::new(false),
             budget: Cell::new(PREEMPT_BUDGET),
             rng: RefCell::new(rng),
             tick: Cell::new(0),
@@ -99,11 +107,11 @@ impl Ctx {
             // Inside a task: the woken task runs next on this worker.
             if let Some(prev) = self.lifo.replace(Some(task)) {
                 self.local.push(prev);
-                self.shared.notify_parked();
+                self.shared.notify_parked_local();
             }
         } else {
             self.local.push(task);
-            self.shared.notify_parked();
+            self.shared.notify_parked_local();
         }
     }
 
@@ -142,7 +150,7 @@ pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, 
         Some(ctx.shared.new_task(fut).map(|task| {
             let id = task.id;
             ctx.local.push(task);
-            ctx.shared.notify_parked();
+            ctx.shared.notify_parked_local();
             id
         }))
     })
@@ -156,28 +164,39 @@ pub fn current_task() -> u64 {
 }
 
 /// Records why the current task is about to block (for deadlock reports and
-/// the trace). Call before awaiting a blocking operation.
+/// the trace). Call before awaiting a blocking operation. Cheap: the reason
+/// stays in the worker until the poll returns Pending (see `run_task`).
 pub fn set_wait(kind: WaitKind, loc: SrcLoc) {
     with_ctx(|ctx| {
-        if let Some(t) = ctx.current.borrow().as_ref() {
-            let since = if ctx.trace.is_some() {
-                ctx.shared.driver.now()
-            } else {
-                0
-            };
-            *lock(&t.wait) = Some(WaitInfo { kind, loc, since });
-        }
+        let since = if ctx.trace.is_some() {
+            ctx.shared.driver.now()
+        } else {
+            0
+        };
+        *ctx.wait.borrow_mut() = Some(WaitInfo { kind, loc, since });
     });
 }
 
 /// Clears the wait recorded by `set_wait`. Call after the operation completed.
 pub fn clear_wait() {
     with_ctx(|ctx| {
-        if let Some(t) = ctx.current.borrow().as_ref() {
-            let w = lock(&t.wait).take();
-            if let (Some(w), Some(_)) = (w, &ctx.trace) {
-                ctx.trace_event(format!("wait: {}", w.kind).into(), "wait", w.since, t.id);
+        let mut w = ctx.wait.borrow_mut().take();
+        if ctx.wait_published.get() {
+            // The task blocked since `set_wait`: its reason was published.
+            ctx.wait_published.set(false);
+            if let Some(t) = ctx.current.borrow().as_ref() {
+                let published = lock(&t.wait).take();
+                t.has_wait.store(false, Ordering::Relaxed);
+                w = w.or(published);
             }
+        }
+        if let (Some(w), Some(_)) = (w, &ctx.trace) {
+            ctx.trace_event(
+                format!("wait: {}", w.kind).into(),
+                "wait",
+                w.since,
+                ctx.current_id(),
+            );
         }
     });
 }
@@ -272,7 +291,7 @@ impl Drop for ExternalWait {
         if let Some(shared) = self.shared.take().and_then(|w| w.upgrade()) {
             shared.holds.fetch_sub(1, Ordering::SeqCst);
             // Let a parked worker re-run the deadlock check.
-            shared.notify_parked();
+            shared.notify_parked_remote();
         }
     }
 }

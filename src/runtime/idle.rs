@@ -4,7 +4,12 @@
 //! shutdown flag and the deadlock hook.
 //!
 //! Notify protocol (after making a task runnable):
-//! 1. The pusher publishes the task (queue push), then a SeqCst fence.
+//! 1. The pusher publishes the task (queue push), then a SeqCst fence. The
+//!    fence is skipped when the task went to the pusher's own local queue:
+//!    a notification missed then costs parallelism, never liveness, because
+//!    the pusher is running and drains its own queue (Go's `wakep` makes
+//!    the same trade). Pushes nobody running will drain (the injection
+//!    queue from an outside thread) always fence.
 //! 2. If a worker is searching, or none is parked, stop: the searcher will
 //!    find it, or a worker will before it parks (step P3 below).
 //! 3. Lock; re-check 2; pop a sleeper, count it unparked and searching;
@@ -67,8 +72,10 @@ impl Idle {
     }
 
     /// Notify steps 1-3: the worker to unpark after new work was queued.
-    pub fn worker_to_notify(&self) -> Option<usize> {
-        fence(Ordering::SeqCst);
+    pub fn worker_to_notify(&self, with_fence: bool) -> Option<usize> {
+        if with_fence {
+            fence(Ordering::SeqCst);
+        }
         if !self.should_notify() {
             return None;
         }

@@ -10,7 +10,7 @@
 //! | `time.rs`     | `sleep`, `after`, `now_ms`, `register_io` (through `netpoll`) |
 //! | `task.rs`     | a task: number, future, wait reason; `Arc<Task>` is its waker |
 //! | `state.rs`    | a task's scheduling state machine (one atomic byte) |
-//! | `registry.rs` | live tasks (deadlock report, final drop, `max_tasks`) |
+//! | `registry.rs` | tasks that blocked (deadlock report, final drop) |
 //! | `shared.rs`   | state shared by workers; spawn, wake routing, shutdown protocol, deadlock check |
 //! | `worker.rs`   | the worker loop: LIFO slot, local queue, injector, stealing |
 //! | `idle.rs`     | idle accounting; notify and park protocols |
@@ -123,12 +123,14 @@ impl Runtime {
         });
 
         // Shutdown protocol step 4 (see `shared.rs`): all workers are joined.
+        // Workers dropped their queued tasks on the way out.
         for t in shared.registry.drain() {
-            t.state.finish();
-            t.drop_future();
+            t.abandon();
         }
         while !shared.injector.is_empty() {
-            let _ = shared.injector.steal();
+            if let crossbeam_deque::Steal::Success(t) = shared.injector.steal() {
+                t.abandon();
+            }
         }
         shared.driver.clear();
         if let Some(tracer) = &shared.tracer {

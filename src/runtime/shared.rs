@@ -9,8 +9,10 @@
 //!    runs longer than the poll in progress.
 //! 3. Mark the idle state shut down (no worker parks after this) and unpark
 //!    every parked worker.
-//! 4. `Runtime::run` joins the worker threads, then drops every task's
-//!    future (registry drain), every queued task and every timer.
+//! 4. Each worker, leaving its loop, drops the futures of the tasks in its
+//!    LIFO slot and local queue. `Runtime::run` joins the worker threads,
+//!    then drops the futures of every blocked task (registry drain), of the
+//!    tasks left in the injection queue, and every timer.
 
 use std::sync::{Arc, Weak};
 
@@ -27,6 +29,7 @@ use super::trace::Tracer;
 use crate::netpoll::Driver;
 
 pub(crate) struct Shared {
+    pub workers: usize,
     pub seed: u64,
     pub max_tasks: Option<usize>,
     pub injector: Injector<Arc<Task>>,
@@ -54,6 +57,7 @@ impl Shared {
         tracer: Option<Tracer>,
     ) -> Shared {
         Shared {
+            workers,
             seed,
             max_tasks,
             injector: Injector::new(),
@@ -75,8 +79,7 @@ impl Shared {
         self.shutdown.load(Ordering::Acquire)
     }
 
-    /// Creates a task (numbered in creation order) and registers it. The
-    /// caller queues it.
+    /// Creates a task (numbered in creation order). The caller queues it.
     pub fn new_task(self: &Arc<Self>, future: BoxFuture) -> Result<Arc<Task>, SpawnError> {
         let live = self.live.fetch_add(1, Ordering::Relaxed);
         if let Some(limit) = self.max_tasks {
@@ -87,7 +90,6 @@ impl Shared {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let task = Task::new(id, future, Arc::downgrade(self));
-        self.registry.insert(task.clone());
         if let Some(t) = &self.tracer {
             t.task_started(id);
         }
@@ -96,7 +98,7 @@ impl Shared {
 
     /// A task finished: forget it.
     pub fn task_done(&self, task: &Task) {
-        self.registry.remove(task.id);
+        self.registry.remove(task);
         self.live.fetch_sub(1, Ordering::Relaxed);
     }
 
@@ -127,13 +129,23 @@ impl Shared {
             return;
         }
         shared.injector.push(task);
-        shared.notify_parked();
+        shared.notify_parked_remote();
     }
 
-    /// Notify protocol (see `idle.rs`): unpark one worker if work is queued
-    /// and nobody is looking for it.
-    pub fn notify_parked(&self) {
-        if let Some(w) = self.idle.worker_to_notify() {
+    /// Notify protocol (see `idle.rs`) after a worker pushed to its own
+    /// queue: unpark one worker if nobody is looking for work.
+    pub fn notify_parked_local(&self) {
+        if self.workers > 1 {
+            if let Some(w) = self.idle.worker_to_notify(false) {
+                self.parkers[w].unpark(&self.driver);
+            }
+        }
+    }
+
+    /// Notify protocol after a push that no running worker will drain by
+    /// itself (the injection queue, a released hold): with the fence.
+    pub fn notify_parked_remote(&self) {
+        if let Some(w) = self.idle.worker_to_notify(true) {
             self.parkers[w].unpark(&self.driver);
         }
     }

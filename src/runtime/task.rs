@@ -14,12 +14,12 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
-use std::task::Wake;
+use std::task::{Wake, Waker};
 
 use super::api::{SrcLoc, TaskEnd, WaitKind};
 use super::shared::Shared;
 use super::state::TaskState;
-use super::sync::{lock, Mutex};
+use super::sync::{lock, AtomicBool, AtomicUsize, Mutex};
 
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send>>;
 
@@ -32,12 +32,26 @@ pub(crate) struct WaitInfo {
     pub since: u64,
 }
 
+/// What only the polling worker touches: the future and the task's own
+/// waker (made on the first poll, dropped with the future, which breaks the
+/// task → waker → task cycle).
+pub(crate) struct Body {
+    pub future: Option<BoxFuture>,
+    pub waker: Option<Waker>,
+}
+
 pub(crate) struct Task {
     pub id: u64,
     pub state: TaskState,
-    pub future: Mutex<Option<BoxFuture>>,
+    pub body: Mutex<Body>,
+    /// The reason of the wait the task is blocked in, published when a poll
+    /// returned Pending after `set_wait` (read by the deadlock report).
     pub wait: Mutex<Option<WaitInfo>>,
+    /// Whether `wait` holds a reason (read at the start of each poll).
+    pub has_wait: AtomicBool,
     pub shared: Weak<Shared>,
+    /// Index in the registry's shard (see `registry.rs`).
+    pub slot: AtomicUsize,
 }
 
 impl Task {
@@ -45,16 +59,32 @@ impl Task {
         Arc::new(Task {
             id,
             state: TaskState::new_scheduled(),
-            future: Mutex::new(Some(future)),
+            body: Mutex::new(Body {
+                future: Some(future),
+                waker: None,
+            }),
             wait: Mutex::new(None),
+            has_wait: AtomicBool::new(false),
             shared,
+            slot: AtomicUsize::new(super::registry::UNREGISTERED),
         })
+    }
+
+    /// Marks the task finished and drops its future (the run is ending).
+    pub fn abandon(&self) {
+        self.state.finish();
+        // A future whose drop panics must not make `run` panic.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.drop_future()));
     }
 
     /// Drops the future (the task finished or the run is ending).
     pub fn drop_future(&self) {
-        let f = lock(&self.future).take();
+        let (f, w) = {
+            let mut b = lock(&self.body);
+            (b.future.take(), b.waker.take())
+        };
         drop(f);
+        drop(w);
     }
 }
 

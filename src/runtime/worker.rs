@@ -20,6 +20,7 @@ use std::task::{Context, Poll, Waker};
 use super::api::{RunOutcome, SrcLoc, TaskEnd};
 use super::context::{Ctx, PREEMPT_BUDGET};
 use super::idle::ParkDecision;
+use super::registry::Registry;
 use super::sync::{fence, lock, Ordering};
 use super::task::Task;
 
@@ -68,13 +69,21 @@ pub(crate) fn run_worker(ctx: &Ctx) {
                 if searching {
                     searching = false;
                     if shared.idle.transition_from_searching() {
-                        shared.notify_parked();
+                        shared.notify_parked_local();
                     }
                 }
                 run_task(ctx, task);
             }
             None => park(ctx, &mut searching),
         }
+    }
+    // Shutdown step 4, this worker's part: drop the futures of the tasks
+    // still queued here (blocked ones are dropped from the registry).
+    if let Some(t) = ctx.lifo.take() {
+        t.abandon();
+    }
+    while let Some(t) = ctx.local.pop() {
+        t.abandon();
     }
     if let (Some(tracer), Some(buf)) = (&shared.tracer, &ctx.trace) {
         tracer.flush(ctx.index, std::mem::take(&mut *buf.borrow_mut()));
@@ -130,18 +139,26 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     if !task.state.start_running() {
         return;
     }
-    let waker = Waker::from(task.clone());
-    let mut cx = Context::from_waker(&waker);
     ctx.budget.set(PREEMPT_BUDGET);
     let t0 = if ctx.trace.is_some() {
         shared.driver.now()
     } else {
         0
     };
-    *ctx.current.borrow_mut() = Some(task.clone());
+    let id = task.id;
+    // The task sits in `current` during the poll (set_wait and friends read
+    // it); only shared borrows of `current` are taken until it is taken back.
+    ctx.wait_published
+        .set(task.has_wait.load(Ordering::Relaxed));
+    *ctx.current.borrow_mut() = Some(task);
     let res = {
-        let mut slot = lock(&task.future);
-        let res = match slot.as_mut() {
+        let current = ctx.current.borrow();
+        let Some(task) = current.as_ref() else { return };
+        let mut body = lock(&task.body);
+        let body = &mut *body;
+        let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
+        let mut cx = Context::from_waker(waker);
+        let res = match body.future.as_mut() {
             Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
                 Ok(p) => p,
                 Err(payload) => Poll::Ready(TaskEnd::Panic {
@@ -152,18 +169,32 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
             None => Poll::Ready(TaskEnd::Returned),
         };
         if res.is_ready() {
-            *slot = None;
+            body.future = None;
+            body.waker = None;
         }
         res
     };
-    *ctx.current.borrow_mut() = None;
-    ctx.trace_event("run".into(), "run", t0, task.id);
+    let Some(task) = ctx.current.borrow_mut().take() else {
+        return;
+    };
+    let wait = ctx.wait.borrow_mut().take();
+    ctx.trace_event("run".into(), "run", t0, id);
     match res {
         Poll::Pending => {
+            // Register while the task is still ours (RUNNING): once IDLE,
+            // another worker may poll it.
+            if !Registry::is_registered(&task) {
+                shared.registry.insert(task.clone());
+            }
+            // Publish the wait reason for the deadlock report.
+            if let Some(w) = wait {
+                *lock(&task.wait) = Some(w);
+                task.has_wait.store(true, Ordering::Relaxed);
+            }
             if task.state.stop_running() {
                 // Woken during its own poll (yield_now): back of the queue.
                 ctx.local.push(task);
-                shared.notify_parked();
+                shared.notify_parked_local();
             }
         }
         Poll::Ready(end) => {

@@ -25,6 +25,8 @@ use std::task::{Context, Poll, Waker};
 use crossbeam_channel::{unbounded, Sender};
 use parking_lot::Mutex;
 
+use super::Tensor;
+
 /// Work below this cost runs inline on the calling worker. Cost is counted
 /// in elements touched or multiply-adds: 2^20 is about 10-50 us of GEMM or
 /// under 1 ms of the slowest elementwise map, well below a scheduling
@@ -56,6 +58,18 @@ pub async fn compute<R: Send + 'static>(cost: usize, f: impl FnOnce() -> R + Sen
         job();
     }
     Wait { slot }.await
+}
+
+/// The cost to pass to `compute` for a kernel doing `work` element
+/// operations or multiply-adds on `operands`: `work` on the host; on a
+/// device at least `INLINE_COST`, because a call there may block on a
+/// download or a stream synchronization (host fallback, `to`, `get`).
+pub fn kernel_cost(work: usize, operands: &[&Tensor]) -> usize {
+    if operands.iter().any(|t| t.host_values().is_none()) {
+        work.max(INLINE_COST)
+    } else {
+        work
+    }
 }
 
 /// The number of compute pool threads (started on first use).

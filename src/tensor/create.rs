@@ -4,7 +4,7 @@
 //!
 //! `randn` draws standard normals with the Box-Muller transform from a
 //! `fastrand` generator seeded with `seed`: the same seed gives the same
-//! tensor on every platform.
+//! tensor on every run.
 
 use super::{alloc, Shape, Tensor, TensorError};
 

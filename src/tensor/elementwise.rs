@@ -6,11 +6,11 @@
 //! reference to its host buffer and has the result's shape, the result is
 //! written into that buffer (copy-on-write without the copy). The loops are
 //! plain iterator zips over slices, monomorphized per operator, which the
-//! compiler turns into SIMD loops (see `benches/tensor.rs`); `exp` and `log`
-//! call libm per element.
+//! compiler turns into SIMD loops (see `benches/tensor.rs`), `exp` and
+//! `log` included (`mathf`: branch-free Cephes polynomials, no libm calls).
 
 use super::place::{back_to, common_device, mem, wrap};
-use super::{alloc, Shape, Tensor, TensorError};
+use super::{mathf, Shape, Tensor, TensorError};
 use crate::device::{BinOp, Layout, UnaryOp};
 
 /// `a + b`.
@@ -105,7 +105,7 @@ fn cpu_binary(
                 zip(op, Dst::Right(values(&a), &mut out));
                 out
             } else {
-                let mut out = alloc(op.name(), &shape, len)?;
+                let mut out = fresh(op.name(), &shape, len)?;
                 zip(op, Dst::New(&mut out, values(&a), values(&b)));
                 out
             }
@@ -119,9 +119,9 @@ fn cpu_binary(
                 }
                 out
             } else {
-                let mut out = alloc(op.name(), &shape, m * n)?;
-                for (o, x) in out.chunks_exact_mut(n).zip(values(&a).chunks_exact(n)) {
-                    zip(op, Dst::New(o, x, row));
+                let mut out = fresh(op.name(), &shape, m * n)?;
+                for x in values(&a).chunks_exact(n) {
+                    zip(op, Dst::New(&mut out, x, row));
                 }
                 out
             }
@@ -135,9 +135,9 @@ fn cpu_binary(
                 }
                 out
             } else {
-                let mut out = alloc(op.name(), &shape, m * n)?;
-                for (o, y) in out.chunks_exact_mut(n).zip(values(&b).chunks_exact(n)) {
-                    zip(op, Dst::New(o, row, y));
+                let mut out = fresh(op.name(), &shape, m * n)?;
+                for y in values(&b).chunks_exact(n) {
+                    zip(op, Dst::New(&mut out, row, y));
                 }
                 out
             }
@@ -189,8 +189,8 @@ pub fn unary(op: UnaryOp, t: Tensor) -> Result<Tensor, TensorError> {
         UnaryOp::Neg => map(|x| -x, dst),
         UnaryOp::Relu => map(|x| if x > 0.0 { x } else { 0.0 }, dst),
         UnaryOp::ReluMask => map(|x| if x > 0.0 { 1.0 } else { 0.0 }, dst),
-        UnaryOp::Exp => map(f32::exp, dst),
-        UnaryOp::Log => map(f32::ln, dst),
+        UnaryOp::Exp => map(mathf::exp, dst),
+        UnaryOp::Log => map(mathf::ln, dst),
     })
 }
 
@@ -202,7 +202,7 @@ fn map_host(mut t: Tensor, run: impl FnOnce(MapDst<'_>)) -> Result<Tensor, Tenso
         run(MapDst::InPlace(&mut out));
         out
     } else {
-        let mut out = alloc("map", &shape, shape.numel())?;
+        let mut out = fresh("map", &shape, shape.numel())?;
         run(MapDst::New(&mut out, values(&t)));
         out
     };
@@ -213,9 +213,20 @@ fn values(t: &Tensor) -> &[f32] {
     t.host_values().unwrap_or(&[])
 }
 
-/// Where a binary kernel writes: a new buffer, or over one operand.
+/// An empty buffer with room for `n` values (grown by `Dst::New` or
+/// `MapDst::New`).
+fn fresh(op: &'static str, shape: &Shape, n: usize) -> Result<Vec<f32>, TensorError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| TensorError::TooLarge {
+        op,
+        shape: shape.to_string(),
+    })?;
+    Ok(v)
+}
+
+/// Where a binary kernel writes: appended to a new buffer, or over one operand.
 enum Dst<'a> {
-    New(&'a mut [f32], &'a [f32], &'a [f32]),
+    New(&'a mut Vec<f32>, &'a [f32], &'a [f32]),
     Left(&'a mut [f32], &'a [f32]),
     Right(&'a [f32], &'a mut [f32]),
 }
@@ -233,7 +244,10 @@ fn zip(op: BinOp, d: Dst<'_>) {
 fn zip_with(f: impl Fn(f32, f32) -> f32, d: Dst<'_>) {
     match d {
         Dst::New(o, a, b) => {
-            for ((o, &x), &y) in o.iter_mut().zip(a).zip(b) {
+            // grow by zeros, then overwrite in a plain slice loop
+            let start = o.len();
+            o.resize(start + a.len().min(b.len()), 0.0);
+            for ((o, &x), &y) in o[start..].iter_mut().zip(a).zip(b) {
                 *o = f(x, y);
             }
         }
@@ -250,10 +264,10 @@ fn zip_with(f: impl Fn(f32, f32) -> f32, d: Dst<'_>) {
     }
 }
 
-/// Where a map writes: over its input, or into a new buffer.
+/// Where a map writes: over its input, or appended to a new buffer.
 enum MapDst<'a> {
     InPlace(&'a mut [f32]),
-    New(&'a mut [f32], &'a [f32]),
+    New(&'a mut Vec<f32>, &'a [f32]),
 }
 
 #[inline(always)]
@@ -265,7 +279,9 @@ fn map(f: impl Fn(f32) -> f32, d: MapDst<'_>) {
             }
         }
         MapDst::New(o, a) => {
-            for (o, &x) in o.iter_mut().zip(a) {
+            let start = o.len();
+            o.resize(start + a.len(), 0.0);
+            for (o, &x) in o[start..].iter_mut().zip(a) {
                 *o = f(x);
             }
         }

@@ -67,6 +67,13 @@ pub enum TensorError {
     /// A shipped dataset that does not parse (a build defect, reported, not panicked).
     #[error("dataset {name}: {reason}")]
     BadDataset { name: String, reason: String },
+    /// A builtin called with argument kinds it does not take (a checked
+    /// program never does this).
+    #[error("{op}: bad arguments, want ({want})")]
+    Arguments {
+        op: &'static str,
+        want: &'static str,
+    },
     /// A device backend failed (driver error, out of device memory).
     #[error(transparent)]
     Device(#[from] DeviceError),

@@ -7,13 +7,16 @@
 //! the numbers are in docs/tensors.md. `gemm_into` is the only function
 //! that names the crate, so a swap touches nothing else.
 //!
-//! `transpose` copies in 32x32 tiles so both the reads and the writes stay
-//! within a few cache lines per tile.
+//! `transpose` is lazy on the host: it shares its operand's buffer, and
+//! `matmul` hands faer the strided view, so the backward pass's
+//! `matmul(transpose(h), d)` copies nothing. Other kernels reading a lazy
+//! transpose get a copy made once, in 32x32 tiles so both the reads and the
+//! writes stay within a few cache lines per tile.
 
 use faer::{Accum, MatMut, MatRef, Par};
 
 use super::place::{back_to, common_device, mem, wrap};
-use super::{alloc, Shape, Tensor, TensorError};
+use super::{alloc, Shape, Storage, Tensor, TensorError, Transposed};
 use crate::device::MatmulDims;
 
 /// `matmul(a, b)`: the product of `a [m,k]` and `b [k,n]`, shape `[m,n]`.
@@ -39,13 +42,20 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, TensorError> {
         return back_to(matmul(&a.to_host()?, &b.to_host()?)?, &dev);
     }
     let mut out = alloc("matmul", &shape, m * n)?;
-    gemm_into(
-        &mut out,
-        a.host_values().unwrap_or(&[]),
-        b.host_values().unwrap_or(&[]),
-        MatmulDims { m, k, n },
-    );
+    gemm_into(&mut out, operand(a), operand(b), MatmulDims { m, k, n });
     Ok(Tensor::host(shape, out))
+}
+
+/// A host matrix as a faer view: row-major, or a lazy transpose read
+/// through strides (no copy).
+fn operand(t: &Tensor) -> MatRef<'_, f32> {
+    match (t.storage(), t.dims()) {
+        (Storage::Transposed(tr), _) => {
+            MatRef::from_row_major_slice(&tr.src[..], tr.rows, tr.cols).transpose()
+        }
+        (_, &[r, c]) => MatRef::from_row_major_slice(t.host_values().unwrap_or(&[]), r, c),
+        _ => MatRef::from_row_major_slice(&[], 0, 0),
+    }
 }
 
 /// The work of `matmul(a, b)` in multiply-adds (`m*k*n`), for `compute`'s
@@ -57,20 +67,20 @@ pub fn matmul_cost(a: &Tensor, b: &Tensor) -> usize {
     }
 }
 
-/// `out [m,n] = a [m,k] x b [k,n]`, all row-major and of exact lengths.
-pub(crate) fn gemm_into(out: &mut [f32], a: &[f32], b: &[f32], d: MatmulDims) {
+/// `out [m,n] = lhs [m,k] x rhs [k,n]`; `out` is row-major of length `m*n`.
+fn gemm_into(out: &mut [f32], lhs: MatRef<'_, f32>, rhs: MatRef<'_, f32>, d: MatmulDims) {
     let MatmulDims { m, k, n } = d;
     if k == 0 {
         out.fill(0.0);
         return;
     }
-    let lhs = MatRef::from_row_major_slice(a, m, k);
-    let rhs = MatRef::from_row_major_slice(b, k, n);
     let dst = MatMut::from_row_major_slice_mut(out, m, n);
     faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, 1.0f32, Par::Seq);
 }
 
-/// `transpose(t)`: rows become columns, `[m,n]` to `[n,m]`.
+/// `transpose(t)`: rows become columns, `[m,n]` to `[n,m]`. On the host
+/// this is O(1): the result shares `t`'s buffer (see `Storage::Transposed`),
+/// and the transpose of a transpose is the original tensor.
 pub fn transpose(t: &Tensor) -> Result<Tensor, TensorError> {
     let &[m, n] = t.dims() else {
         return Err(TensorError::Rank {
@@ -79,13 +89,23 @@ pub fn transpose(t: &Tensor) -> Result<Tensor, TensorError> {
             shape: t.shape().clone(),
         });
     };
-    let dev = common_device("transpose", &[t])?;
-    if dev.is_some() {
-        return back_to(transpose(&t.to_host()?)?, &dev);
-    }
     let shape = Shape::new(&[n, m]);
-    let mut out = alloc("transpose", &shape, m * n)?;
-    let src = t.host_values().unwrap_or(&[]);
+    match t.storage() {
+        Storage::Host(v) => Ok(Tensor::transposed(shape, Transposed::new(v.clone(), m, n))),
+        Storage::Transposed(tr) => Ok(Tensor::from_shared(shape, tr.src.clone())),
+        Storage::Device(_) => {
+            let dev = common_device("transpose", &[t])?;
+            let h = t.to_host()?;
+            let out = transpose_copy(h.host_values().unwrap_or(&[]), m, n);
+            back_to(Tensor::host(shape, out), &dev)
+        }
+    }
+}
+
+/// The row-major transpose `[n, m]` of the row-major `[m, n]` values `src`,
+/// copied in 32x32 tiles.
+pub(crate) fn transpose_copy(src: &[f32], m: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0; m * n];
     const TILE: usize = 32;
     for i0 in (0..m).step_by(TILE) {
         for j0 in (0..n).step_by(TILE) {
@@ -96,5 +116,5 @@ pub fn transpose(t: &Tensor) -> Result<Tensor, TensorError> {
             }
         }
     }
-    Ok(Tensor::host(shape, out))
+    out
 }

@@ -6,16 +6,21 @@
 //!   they hold the only reference (copy-on-write), so no holder of a clone
 //!   ever sees a write.
 //! - Host storage holds exactly `shape.numel()` values in row-major order.
+//! - `transpose` of a host matrix is lazy: it shares its operand's buffer
+//!   and `matmul` reads it through strides; any other reader gets a
+//!   row-major copy made once (`Storage::Transposed`).
 //! - A device tensor holds a [`DeviceBuffer`] of the same length, plus the
 //!   event its producer recorded; [`Tensor::ready`] waits for that event.
 //!
 //! Table of contents: `create` (zeros, ones, full, randn, tensor_from,
 //! shape, numel), `elementwise` (+ - * /, broadcasting, relu, exp, ...),
-//! `reduce` (sum, mean, softmax, argmax_rows, ...), `linalg` (matmul,
+//! `mathf` (vectorizable exp and ln), `reduce` (sum, mean, softmax, argmax_rows, ...), `linalg` (matmul,
 //! transpose), `index` (rows, gather, get, onehot), `dataset`
 //! (load_dataset), `compute` (the compute pool for long kernels), `place`
-//! (devices, to, and running kernels where their operands live).
+//! (devices, to, and running kernels where their operands live),
+//! `builtins` (one async entry point for the interpreter).
 
+pub mod builtins;
 mod compute;
 mod create;
 mod dataset;
@@ -23,16 +28,17 @@ mod elementwise;
 mod error;
 mod index;
 mod linalg;
+mod mathf;
 mod place;
 mod reduce;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::device::DeviceBuffer;
 
 pub use crate::device::{BinOp, UnaryOp};
-pub use compute::{compute, pool_threads, INLINE_COST};
+pub use compute::{compute, kernel_cost, pool_threads, INLINE_COST};
 pub use create::{full, numel, ones, randn, shape, tensor_from, zeros};
 pub use dataset::{load_dataset, Dataset};
 pub use elementwise::{
@@ -83,14 +89,45 @@ impl fmt::Display for Shape {
 pub(crate) enum Storage {
     /// In host memory, row-major.
     Host(Arc<Vec<f32>>),
+    /// In host memory as the transpose of another tensor's buffer: `matmul`
+    /// reads it through strides; every other reader gets the row-major
+    /// copy, made once on first use.
+    Transposed(Arc<Transposed>),
     /// In a device's memory.
     Device(DeviceBuffer),
+}
+
+/// A lazy transpose: the tensor is `[cols, rows]` of the row-major
+/// `[rows, cols]` buffer `src`.
+#[derive(Debug)]
+pub(crate) struct Transposed {
+    pub(crate) src: Arc<Vec<f32>>,
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    dense: OnceLock<Vec<f32>>,
+}
+
+impl Transposed {
+    pub(crate) fn new(src: Arc<Vec<f32>>, rows: usize, cols: usize) -> Transposed {
+        Transposed {
+            src,
+            rows,
+            cols,
+            dense: OnceLock::new(),
+        }
+    }
+
+    /// The row-major values of the transpose, computed on first use.
+    fn dense(&self) -> &[f32] {
+        self.dense
+            .get_or_init(|| linalg::transpose_copy(&self.src, self.rows, self.cols))
+    }
 }
 
 /// An immutable f32 array with a shape and a device.
 ///
 /// The zero value (`Tensor::default()`) has shape `[0]` on the CPU.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Tensor {
     shape: Shape,
     storage: Storage,
@@ -99,6 +136,18 @@ pub struct Tensor {
 impl Default for Tensor {
     fn default() -> Self {
         Tensor::host(Shape::new(&[0]), Vec::new())
+    }
+}
+
+impl fmt::Debug for Tensor {
+    /// The printed form plus up to 8 leading host values (never the whole buffer).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")?;
+        if let Some(v) = self.host_values() {
+            let head = &v[..v.len().min(8)];
+            write!(f, " {head:?}{}", if v.len() > 8 { "..." } else { "" })?;
+        }
+        Ok(())
     }
 }
 
@@ -132,6 +181,22 @@ impl Tensor {
         }
     }
 
+    /// A host tensor over an existing buffer of `shape.numel()` values.
+    pub(crate) fn from_shared(shape: Shape, values: Arc<Vec<f32>>) -> Tensor {
+        debug_assert_eq!(shape.numel(), values.len());
+        Tensor {
+            shape,
+            storage: Storage::Host(values),
+        }
+    }
+
+    pub(crate) fn transposed(shape: Shape, t: Transposed) -> Tensor {
+        Tensor {
+            shape,
+            storage: Storage::Transposed(Arc::new(t)),
+        }
+    }
+
     pub(crate) fn on_device(shape: Shape, buf: DeviceBuffer) -> Tensor {
         Tensor {
             shape,
@@ -161,7 +226,7 @@ impl Tensor {
     /// The device's name: `"cpu"`, `"cuda:0"`, ...
     pub fn device_name(&self) -> &str {
         match &self.storage {
-            Storage::Host(_) => "cpu",
+            Storage::Host(_) | Storage::Transposed(_) => "cpu",
             Storage::Device(b) => b.device.name(),
         }
     }
@@ -170,6 +235,7 @@ impl Tensor {
     pub fn host_values(&self) -> Option<&[f32]> {
         match &self.storage {
             Storage::Host(v) => Some(v),
+            Storage::Transposed(t) => Some(t.dense()),
             Storage::Device(_) => None,
         }
     }
@@ -178,6 +244,7 @@ impl Tensor {
     pub fn to_vec(&self) -> Result<Vec<f32>, TensorError> {
         match &self.storage {
             Storage::Host(v) => Ok(v.to_vec()),
+            Storage::Transposed(t) => Ok(t.dense().to_vec()),
             Storage::Device(b) => Ok(b.download()?),
         }
     }
@@ -186,6 +253,9 @@ impl Tensor {
     pub fn shares_storage(&self, other: &Tensor) -> bool {
         match (&self.storage, &other.storage) {
             (Storage::Host(a), Storage::Host(b)) => Arc::ptr_eq(a, b),
+            (Storage::Transposed(a), Storage::Transposed(b)) => Arc::ptr_eq(&a.src, &b.src),
+            (Storage::Transposed(a), Storage::Host(b))
+            | (Storage::Host(b), Storage::Transposed(a)) => Arc::ptr_eq(&a.src, b),
             (Storage::Device(a), Storage::Device(b)) => a.same_memory(b),
             _ => false,
         }
@@ -196,7 +266,7 @@ impl Tensor {
     /// blocking the worker: the wait runs on the compute pool).
     pub async fn ready(&self) -> Result<(), TensorError> {
         match &self.storage {
-            Storage::Host(_) => Ok(()),
+            Storage::Host(_) | Storage::Transposed(_) => Ok(()),
             Storage::Device(b) => {
                 if b.mem.ready.is_complete() {
                     return Ok(());
@@ -210,7 +280,7 @@ impl Tensor {
     /// This tensor with host values, downloading from a device if needed.
     pub(crate) fn to_host(&self) -> Result<Tensor, TensorError> {
         match &self.storage {
-            Storage::Host(_) => Ok(self.clone()),
+            Storage::Host(_) | Storage::Transposed(_) => Ok(self.clone()),
             Storage::Device(b) => Ok(Tensor::host(self.shape.clone(), b.download()?)),
         }
     }
@@ -220,6 +290,7 @@ impl Tensor {
     pub(crate) fn into_unique_host(self) -> Result<Vec<f32>, TensorError> {
         match self.storage {
             Storage::Host(v) => Ok(Arc::try_unwrap(v).unwrap_or_else(|v| v.to_vec())),
+            Storage::Transposed(t) => Ok(t.dense().to_vec()),
             Storage::Device(b) => Ok(b.download()?),
         }
     }
@@ -228,7 +299,7 @@ impl Tensor {
     pub(crate) fn is_unique_host(&mut self) -> bool {
         match &mut self.storage {
             Storage::Host(v) => Arc::get_mut(v).is_some(),
-            Storage::Device(_) => false,
+            Storage::Transposed(_) | Storage::Device(_) => false,
         }
     }
 }

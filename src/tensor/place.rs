@@ -94,6 +94,6 @@ pub(crate) fn back_to(t: Tensor, dev: &Option<Arc<dyn Device>>) -> Result<Tensor
 pub(crate) fn mem(t: &Tensor) -> Option<&DeviceMem> {
     match t.storage() {
         Storage::Device(b) => Some(&b.mem),
-        Storage::Host(_) => None,
+        Storage::Host(_) | Storage::Transposed(_) => None,
     }
 }

@@ -6,7 +6,7 @@
 //! Device tensors are downloaded: these return host values, or are small.
 
 use super::place::{back_to, common_device};
-use super::{alloc, Shape, Tensor, TensorError};
+use super::{alloc, mathf, Shape, Tensor, TensorError};
 
 fn host(op: &'static str, t: &Tensor) -> Result<Tensor, TensorError> {
     common_device(op, &[t])?;
@@ -99,14 +99,20 @@ pub fn softmax(t: &Tensor) -> Result<Tensor, TensorError> {
     let dev = common_device("softmax", &[t])?;
     let mut out = t.to_host()?.into_unique_host()?;
     if n > 0 {
+        // Rows are short (10 classes), so each pass runs over the whole
+        // buffer where it can: one long `exp` loop vectorizes, ten-element
+        // row loops would not.
         for row in out.chunks_exact_mut(n) {
             let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut total = 0.0f32;
             for x in row.iter_mut() {
-                *x = (*x - max).exp();
-                total += *x;
+                *x -= max;
             }
-            let inv = 1.0 / total;
+        }
+        for x in out.iter_mut() {
+            *x = mathf::exp(*x);
+        }
+        for row in out.chunks_exact_mut(n) {
+            let inv = 1.0 / row.iter().sum::<f32>();
             for x in row.iter_mut() {
                 *x *= inv;
             }

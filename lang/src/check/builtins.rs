@@ -214,6 +214,14 @@ impl<'a> Checker<'a> {
             }
             if b == Builtin::LoadDataset {
                 self.info.uses_dataset = true;
+                if self.struct_names.contains_key("Dataset") {
+                    self.error_help(
+                        e.span,
+                        "load_dataset returns the predeclared Dataset, but this file declares its own Dataset",
+                        "rename your struct",
+                    );
+                    return Operand::invalid();
+                }
             }
             return if ok || result == Ty::Void {
                 Operand {

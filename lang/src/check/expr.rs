@@ -6,6 +6,7 @@
 //! constant zero is an error. Every expression's final type is recorded in
 //! `Info::types` (after any conversion) and constant values in `Info::consts`.
 
+use super::convert::{compare, fold};
 use super::{Checker, Res};
 use crate::ast::*;
 use crate::types::{comparable, ordered, ConstVal, Ty};
@@ -24,13 +25,10 @@ impl Operand {
         }
     }
 
-    fn of(ty: Ty) -> Operand {
+    pub(crate) fn of(ty: Ty) -> Operand {
         Operand { ty, val: None }
     }
 }
-
-const I64_MIN: i128 = i64::MIN as i128;
-const I64_MAX: i128 = i64::MAX as i128;
 
 impl<'a> Checker<'a> {
     /// Checks `e` where a value is needed: errors for no-value calls, types,
@@ -65,126 +63,6 @@ impl<'a> Checker<'a> {
         let mut op = self.value(e);
         self.defaulted(e, &mut op, ctx);
         op
-    }
-
-    pub(crate) fn defaulted(&mut self, e: &Expr, op: &mut Operand, ctx: &str) {
-        if op.ty == Ty::UntypedNil {
-            self.error(e.span, format!("use of untyped nil in {ctx}"));
-            *op = Operand::invalid();
-            self.record(e, &Ty::Invalid);
-        } else if op.ty.is_untyped() {
-            let t = op.ty.default_type();
-            self.convert(e, op, &t, ctx);
-        }
-    }
-
-    /// Makes `op` (the operand of `e`) a value of type `target`, or reports
-    /// why it cannot be. Returns false after an error.
-    pub(crate) fn convert(&mut self, e: &Expr, op: &mut Operand, target: &Ty, ctx: &str) -> bool {
-        if op.ty.is_invalid() || target.is_invalid() {
-            return true;
-        }
-        if op.ty == *target {
-            return true;
-        }
-        let ok = match (&op.ty, target) {
-            (Ty::UntypedNil, Ty::Chan(_)) => true,
-            (Ty::UntypedBool, Ty::Bool) | (Ty::UntypedStr, Ty::Str) => true,
-            (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float) => {
-                match self.represent(op.val.as_ref(), target) {
-                    Ok(v) => {
-                        op.val = v;
-                        true
-                    }
-                    Err(why) => {
-                        let v = op.val.as_ref().map(|v| v.to_string()).unwrap_or_default();
-                        self.error(
-                            e.span,
-                            format!(
-                                "cannot use {v} ({}) as {} value in {ctx} ({why})",
-                                self.describe(op),
-                                self.tyname(target)
-                            ),
-                        );
-                        *op = Operand::invalid();
-                        self.record(e, &Ty::Invalid);
-                        return false;
-                    }
-                }
-            }
-            _ => false,
-        };
-        if !ok {
-            let msg = format!(
-                "cannot use {} ({}) as {} value in {ctx}",
-                self.text(e.span),
-                self.describe(op),
-                self.tyname(target)
-            );
-            if op.ty.is_numeric() && target.is_numeric() {
-                let conv = if *target == Ty::Int { "int" } else { "float" };
-                self.error_help(
-                    e.span,
-                    msg,
-                    format!("there are no implicit conversions; write {conv}(...)"),
-                );
-            } else {
-                self.error(e.span, msg);
-            }
-            *op = Operand::invalid();
-            self.record(e, &Ty::Invalid);
-            return false;
-        }
-        op.ty = target.clone();
-        self.record(e, target);
-        if let Some(v) = &op.val {
-            self.info.consts.insert(e.id, v.clone());
-        }
-        true
-    }
-
-    fn describe(&self, op: &Operand) -> String {
-        if op.ty.is_untyped() && op.ty != Ty::UntypedNil {
-            format!("{} constant", self.tyname(&op.ty))
-        } else {
-            format!("type {}", self.tyname(&op.ty))
-        }
-    }
-
-    /// The value of constant `v` as a `target` (int or float) constant.
-    fn represent(
-        &self,
-        v: Option<&ConstVal>,
-        target: &Ty,
-    ) -> Result<Option<ConstVal>, &'static str> {
-        let Some(v) = v else { return Ok(None) };
-        match (v, target) {
-            (ConstVal::Int(i), Ty::Int) => {
-                if (I64_MIN..=I64_MAX).contains(i) {
-                    Ok(Some(v.clone()))
-                } else {
-                    Err("overflows int")
-                }
-            }
-            (ConstVal::Float(f), Ty::Int) => {
-                if f.fract() != 0.0 || !f.is_finite() {
-                    Err("truncated")
-                } else if *f < -9.223_372_036_854_776e18 || *f >= 9.223_372_036_854_776e18 {
-                    Err("overflows int")
-                } else {
-                    Ok(Some(ConstVal::Int(*f as i128)))
-                }
-            }
-            (ConstVal::Int(i), Ty::Float) => Ok(Some(ConstVal::Float(*i as f64))),
-            (ConstVal::Float(f), Ty::Float) => {
-                if f.is_finite() {
-                    Ok(Some(v.clone()))
-                } else {
-                    Err("overflows float")
-                }
-            }
-            _ => Ok(Some(v.clone())),
-        }
     }
 
     pub(crate) fn expr(&mut self, e: &Expr) -> Operand {
@@ -379,7 +257,13 @@ impl<'a> Checker<'a> {
                     return bad(self, &xo);
                 }
                 let val = match (&xo.val, op) {
-                    (Some(ConstVal::Int(v)), UnOp::Neg) => Some(ConstVal::Int(-v)),
+                    (Some(ConstVal::Int(v)), UnOp::Neg) => match v.checked_neg() {
+                        Some(n) => Some(ConstVal::Int(n)),
+                        None => {
+                            self.error(e.span, "constant overflow");
+                            return Operand::invalid();
+                        }
+                    },
                     (Some(ConstVal::Float(v)), UnOp::Neg) => Some(ConstVal::Float(-v)),
                     (v, _) => v.clone(),
                 };
@@ -406,17 +290,6 @@ impl<'a> Checker<'a> {
                 self.typed_const(e, xo.ty, val)
             }
         }
-    }
-
-    /// A constant result of type `ty`: typed int constants must fit in 64 bits.
-    fn typed_const(&mut self, e: &Expr, ty: Ty, val: Option<ConstVal>) -> Operand {
-        if let (Ty::Int, Some(ConstVal::Int(v))) = (&ty, &val) {
-            if !(I64_MIN..=I64_MAX).contains(v) {
-                self.error(e.span, format!("constant {v} overflows int"));
-                return Operand::invalid();
-            }
-        }
-        Operand { ty, val }
     }
 
     pub(crate) fn binary_op(&mut self, e: &Expr, op: BinOp, x: &Expr, y: &Expr) -> Operand {
@@ -618,89 +491,6 @@ impl<'a> Checker<'a> {
         self.convert(x, xo, target, "operation")
     }
 
-    fn shift(
-        &mut self,
-        e: &Expr,
-        op: BinOp,
-        x: &Expr,
-        y: &Expr,
-        mut xo: Operand,
-        mut yo: Operand,
-    ) -> Operand {
-        if !yo.ty.is_intlike() {
-            self.error(
-                y.span,
-                format!(
-                    "invalid operation: shift count {} (type {}) must be int",
-                    self.text(y.span),
-                    self.tyname(&yo.ty)
-                ),
-            );
-            return Operand::invalid();
-        }
-        if let Some(ConstVal::Int(n)) = &yo.val {
-            if *n < 0 {
-                self.error(
-                    y.span,
-                    format!(
-                        "invalid operation: negative shift count {}",
-                        self.text(y.span)
-                    ),
-                );
-                return Operand::invalid();
-            }
-        }
-        if yo.ty.is_untyped() {
-            self.convert(y, &mut yo, &Ty::Int, "shift");
-        }
-        if !xo.ty.is_intlike() {
-            self.error(
-                e.span,
-                format!(
-                    "invalid operation: operator {} not defined on {} (type {})",
-                    op.symbol(),
-                    self.text(x.span),
-                    self.tyname(&xo.ty)
-                ),
-            );
-            return Operand::invalid();
-        }
-        match (&xo.val, &yo.val) {
-            (Some(ConstVal::Int(a)), Some(ConstVal::Int(n))) => {
-                let v = if op == BinOp::Shl {
-                    if *n >= 126 || a.checked_shl(*n as u32).is_none_or(|r| r >> *n != *a) {
-                        None
-                    } else {
-                        Some(a << n)
-                    }
-                } else {
-                    Some(if *n >= 127 {
-                        if *a < 0 {
-                            -1
-                        } else {
-                            0
-                        }
-                    } else {
-                        a >> n
-                    })
-                };
-                match v {
-                    Some(v) => self.typed_const(e, xo.ty, Some(ConstVal::Int(v))),
-                    None => {
-                        self.error(e.span, "constant shift overflow");
-                        Operand::invalid()
-                    }
-                }
-            }
-            _ => {
-                if xo.ty.is_untyped() {
-                    self.convert(x, &mut xo, &Ty::Int, "shift");
-                }
-                Operand::of(Ty::Int)
-            }
-        }
-    }
-
     pub(crate) fn index(&mut self, x: &Expr, i: &Expr) -> Operand {
         let xo = self.value(x);
         let io = self.value_to(i, &Ty::Int, "index");
@@ -895,89 +685,6 @@ impl<'a> Checker<'a> {
                 }
                 Operand::invalid()
             }
-        }
-    }
-
-    /// The value of a constant declaration, converted to its declared type.
-    pub(crate) fn const_value(&mut self, spec: &ConstSpec) -> Option<(ConstVal, Ty)> {
-        let declared = spec.ty.as_ref().map(|t| self.resolve_type(t));
-        let mut op = self.value(&spec.value);
-        if op.ty.is_invalid() {
-            return None;
-        }
-        if op.val.is_none() {
-            self.error(
-                spec.value.span,
-                format!(
-                    "{} (value of type {}) is not constant",
-                    self.text(spec.value.span),
-                    self.tyname(&op.ty)
-                ),
-            );
-            return None;
-        }
-        if let Some(t) = declared {
-            if !matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Str | Ty::Invalid) {
-                self.error(
-                    spec.ty.as_ref().map_or(spec.name.span, |t| t.span),
-                    format!("invalid constant type {}", self.tyname(&t)),
-                );
-                return None;
-            }
-            if !self.convert(&spec.value, &mut op, &t, "constant declaration") {
-                return None;
-            }
-        }
-        op.val.map(|v| (v, op.ty))
-    }
-}
-
-fn compare(op: BinOp, a: &ConstVal, b: &ConstVal) -> Option<bool> {
-    use std::cmp::Ordering;
-    let ord = match (a, b) {
-        (ConstVal::Int(x), ConstVal::Int(y)) => x.cmp(y),
-        (ConstVal::Str(x), ConstVal::Str(y)) => x.cmp(y),
-        (ConstVal::Bool(x), ConstVal::Bool(y)) => x.cmp(y),
-        _ => a.as_f64()?.partial_cmp(&b.as_f64()?)?,
-    };
-    Some(match op {
-        BinOp::Eq => ord == Ordering::Equal,
-        BinOp::Ne => ord != Ordering::Equal,
-        BinOp::Lt => ord == Ordering::Less,
-        BinOp::Le => ord != Ordering::Greater,
-        BinOp::Gt => ord == Ordering::Greater,
-        BinOp::Ge => ord != Ordering::Less,
-        _ => return None,
-    })
-}
-
-/// Folds arithmetic on constants; None on overflow.
-fn fold(op: BinOp, a: &ConstVal, b: &ConstVal) -> Option<ConstVal> {
-    match (a, b) {
-        (ConstVal::Int(x), ConstVal::Int(y)) => Some(ConstVal::Int(match op {
-            BinOp::Add => x.checked_add(*y)?,
-            BinOp::Sub => x.checked_sub(*y)?,
-            BinOp::Mul => x.checked_mul(*y)?,
-            BinOp::Div => x.checked_div(*y)?,
-            BinOp::Rem => x.checked_rem(*y)?,
-            BinOp::And => x & y,
-            BinOp::Or => x | y,
-            BinOp::Xor => x ^ y,
-            _ => return None,
-        })),
-        (ConstVal::Str(x), ConstVal::Str(y)) if op == BinOp::Add => {
-            Some(ConstVal::Str(format!("{x}{y}").into()))
-        }
-        _ => {
-            let (x, y) = (a.as_f64()?, b.as_f64()?);
-            let v = match op {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::Mul => x * y,
-                BinOp::Div => x / y,
-                _ => return None,
-            };
-            v.is_finite().then_some(ConstVal::Float(v))
         }
     }
 }

@@ -14,8 +14,10 @@
 //! the block holds only a snapshot (tasks share nothing but channels).
 
 mod builtins;
+mod convert;
 mod expr;
 mod stmt;
+mod terminate;
 
 use std::collections::HashMap;
 

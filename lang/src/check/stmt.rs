@@ -1,8 +1,7 @@
-//! Statement checking, assignment targets, labels, and the
-//! terminating-statement rule behind `missing return` (spec section 10,
-//! after the Go specification's "Terminating statements").
+//! Statement checking: declarations, assignments and their targets (with
+//! the go-block capture rule), control flow, labels, `switch` and `select`.
 
-use super::{BreakKind, Breakable, Builtin, Checker, Res};
+use super::{BreakKind, Breakable, Checker, Res, VarId};
 use crate::ast::*;
 use crate::types::{comparable, Ty};
 
@@ -238,14 +237,50 @@ impl<'a> Checker<'a> {
     }
 
     fn define(&mut self, s: &Stmt, names: &[Ident], values: &[Expr]) {
+        // names already declared in this block are assigned, not declared
+        let existing: Vec<Option<VarId>> = names
+            .iter()
+            .map(|n| {
+                if n.is_blank() || !self.in_current_scope(&n.name) {
+                    return None;
+                }
+                self.var_depth(&n.name).map(|(id, _)| id)
+            })
+            .collect();
         let types: Vec<Ty> = if names.len() == 2 && values.len() == 1 && is_recv(&values[0]) {
             let (v, ok) = self.comma_ok(&values[0]);
+            let mut vop = super::expr::Operand {
+                ty: v.clone(),
+                val: None,
+            };
+            if let Some(id) = existing[0] {
+                let vt = self.info.vars[id as usize].ty.clone();
+                self.convert(&values[0], &mut vop, &vt, "assignment");
+            }
+            if let Some(id) = existing[1] {
+                let vt = self.info.vars[id as usize].ty.clone();
+                if !matches!(vt, Ty::Bool | Ty::Invalid) {
+                    let msg = format!(
+                        "cannot use ok (type bool) as {} value in assignment",
+                        self.tyname(&vt)
+                    );
+                    self.error(names[1].span, msg);
+                }
+            }
             vec![v, ok]
         } else {
-            let mut types: Vec<Ty> = values
-                .iter()
-                .map(|v| self.value_default(v, "assignment").ty)
-                .collect();
+            let mut types: Vec<Ty> = Vec::new();
+            for (i, v) in values.iter().enumerate() {
+                let t = match existing.get(i).copied().flatten() {
+                    Some(id) => {
+                        let vt = self.info.vars[id as usize].ty.clone();
+                        self.value_to(v, &vt, "assignment");
+                        vt
+                    }
+                    None => self.value_default(v, "assignment").ty,
+                };
+                types.push(t);
+            }
             if values.len() != names.len() {
                 self.mismatch(s, names.len(), values.len());
                 types = vec![Ty::Invalid; names.len()];
@@ -253,30 +288,19 @@ impl<'a> Checker<'a> {
             types
         };
         let mut any_new = false;
-        for (n, t) in names.iter().zip(types) {
+        for ((n, t), old) in names.iter().zip(types).zip(existing) {
             if n.is_blank() {
                 continue;
             }
-            if self.in_current_scope(&n.name) {
-                if let Some((id, _)) = self.var_depth(&n.name) {
+            match old {
+                Some(id) => {
                     self.info.uses.insert(n.id, Res::Var(id));
-                    let vt = self.info.vars[id as usize].ty.clone();
-                    if !vt.is_invalid() && !t.is_invalid() && vt != t {
-                        self.error(
-                            n.span,
-                            format!(
-                                "cannot use value of type {} as {} value in assignment to {}",
-                                self.tyname(&t),
-                                self.tyname(&vt),
-                                n.name
-                            ),
-                        );
-                    }
-                    continue;
+                }
+                None => {
+                    any_new = true;
+                    self.declare_var(n, t);
                 }
             }
-            any_new = true;
-            self.declare_var(n, t);
         }
         if !any_new {
             self.error_help(
@@ -797,71 +821,5 @@ impl<'a> Checker<'a> {
                 c.pop_scope();
             }
         });
-    }
-
-    // ---- terminating statements ----
-
-    pub(crate) fn terminates_list(&self, stmts: &[Stmt]) -> bool {
-        stmts
-            .iter()
-            .rev()
-            .find(|s| !matches!(s.kind, StmtKind::Empty))
-            .is_some_and(|s| self.terminates(s, None))
-    }
-
-    fn terminates(&self, s: &Stmt, label: Option<&str>) -> bool {
-        match &s.kind {
-            StmtKind::Return(_) => true,
-            StmtKind::Expr(e) => match &strip_parens(e).kind {
-                ExprKind::Call { func, .. } => matches!(
-                    self.info.uses.get(&func.id),
-                    Some(Res::Builtin(Builtin::Panic | Builtin::Exit))
-                ),
-                _ => false,
-            },
-            StmtKind::Block(b) => self.terminates_list(&b.stmts),
-            StmtKind::If {
-                then, els: Some(e), ..
-            } => self.terminates_list(&then.stmts) && self.terminates(e, None),
-            StmtKind::For {
-                cond: None, body, ..
-            } => !has_break(&body.stmts, label, true),
-            StmtKind::Labeled { label, stmt } => self.terminates(stmt, Some(&label.name)),
-            StmtKind::Switch { cases, .. } => {
-                cases.iter().any(|c| c.is_default)
-                    && cases
-                        .iter()
-                        .all(|c| self.terminates_list(&c.body) && !has_break(&c.body, label, true))
-            }
-            StmtKind::Select(cases) => cases
-                .iter()
-                .all(|c| self.terminates_list(&c.body) && !has_break(&c.body, label, true)),
-            _ => false,
-        }
-    }
-}
-
-/// Whether `stmts` contain a `break` that leaves the statement they belong
-/// to: an unlabelled one outside nested breakables (`plain`), or `break label`.
-fn has_break(stmts: &[Stmt], label: Option<&str>, plain: bool) -> bool {
-    stmts.iter().any(|s| stmt_breaks(s, label, plain))
-}
-
-fn stmt_breaks(s: &Stmt, label: Option<&str>, plain: bool) -> bool {
-    match &s.kind {
-        StmtKind::Break(None) => plain,
-        StmtKind::Break(Some(l)) => label == Some(l.name.as_str()),
-        StmtKind::Block(b) => has_break(&b.stmts, label, plain),
-        StmtKind::If { then, els, .. } => {
-            has_break(&then.stmts, label, plain)
-                || els.as_ref().is_some_and(|e| stmt_breaks(e, label, plain))
-        }
-        StmtKind::Labeled { stmt, .. } => stmt_breaks(stmt, label, plain),
-        StmtKind::For { body, .. } | StmtKind::ForRange { body, .. } => {
-            has_break(&body.stmts, label, false)
-        }
-        StmtKind::Switch { cases, .. } => cases.iter().any(|c| has_break(&c.body, label, false)),
-        StmtKind::Select(cases) => cases.iter().any(|c| has_break(&c.body, label, false)),
-        _ => false,
     }
 }

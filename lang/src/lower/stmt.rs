@@ -670,6 +670,7 @@ impl<'a> Lowerer<'a> {
         }
         // 2. one block per case; an assignment case assigns first
         let mut blocks = Vec::new();
+        let mut case_locs: Vec<i64> = Vec::new();
         let mut default_block = None;
         for (c, plan) in cases.iter().zip(plans) {
             let b = self.new_block();
@@ -686,6 +687,8 @@ impl<'a> Lowerer<'a> {
                 default_block = Some(b);
             } else {
                 blocks.push(b);
+                let (line, col) = self.loc(c.span);
+                case_locs.extend([i64::from(line), i64::from(col)]);
             }
         }
         if !any_out {
@@ -698,7 +701,8 @@ impl<'a> Lowerer<'a> {
             .outputs("Recv", recvs)
             .outputs("Oks", oks)
             .attr("kinds", kinds)
-            .attr("cases", blocks);
+            .attr("cases", blocks)
+            .attr("case_locs", case_locs);
         if let Some(d) = default_block {
             op = op.attr("default_block", d);
         }

@@ -57,12 +57,21 @@ impl<'a> Parser<'a> {
     }
 
     fn binary(&mut self, min: u8) -> PResult<Expr> {
-        let mut lhs = self.unary()?;
+        let lhs = self.unary()?;
+        // each link of a chain `a + b + c` nests the tree one level deeper
+        let depth = self.depth;
+        let r = self.chain(lhs, min);
+        self.depth = depth;
+        r
+    }
+
+    fn chain(&mut self, mut lhs: Expr, min: u8) -> PResult<Expr> {
         while let Some((op, prec)) = binop(self.peek()) {
             if prec < min {
                 break;
             }
             self.bump();
+            self.enter()?;
             let rhs = self.binary(prec + 1)?;
             let span = lhs.span.to(rhs.span);
             lhs = self.node(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span);
@@ -89,8 +98,22 @@ impl<'a> Parser<'a> {
     }
 
     fn primary(&mut self) -> PResult<Expr> {
-        let mut x = self.operand()?;
+        let x = self.operand()?;
+        // each postfix (`.f`, `[i]`, `(args)`) nests the tree one level deeper
+        let depth = self.depth;
+        let r = self.postfix(x);
+        self.depth = depth;
+        r
+    }
+
+    fn postfix(&mut self, mut x: Expr) -> PResult<Expr> {
         loop {
+            if matches!(
+                self.peek(),
+                Tok::Dot | Tok::LBrack | Tok::LParen | Tok::LBrace
+            ) {
+                self.enter()?;
+            }
             match self.peek() {
                 Tok::Dot => {
                     self.bump();

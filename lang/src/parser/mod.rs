@@ -18,7 +18,10 @@ use crate::ast::*;
 use crate::diag::{line_col, Diagnostics, Span};
 use crate::lexer::{lex, Tok, Token};
 
-const MAX_DEPTH: u32 = 100;
+/// The deepest syntax tree accepted (nesting, plus one level per link of
+/// an operator or postfix chain); the checker and lowering recurse this deep
+/// on a thread with a large stack (see `lib.rs`).
+pub const MAX_DEPTH: u32 = 1000;
 
 /// Parses a whole file. Errors are appended to `diags`.
 pub fn parse(src: &str, diags: &mut Diagnostics) -> File {

@@ -371,7 +371,12 @@ impl<'a> Parser<'a> {
         let mut end = then.span;
         let els = if self.eat(Tok::Else) {
             let s = match self.peek() {
-                Tok::If => self.if_stmt()?,
+                Tok::If => {
+                    self.enter()?;
+                    let r = self.if_stmt();
+                    self.leave();
+                    r?
+                }
                 Tok::LBrace => {
                     let b = self.block()?;
                     let span = b.span;

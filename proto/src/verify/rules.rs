@@ -326,6 +326,14 @@ impl Rules<'_, '_> {
                 ));
             }
         }
+        if let Some(attr::Value::Ints(l)) = bd.attrs.get("case_locs") {
+            if l.v.len() != 2 * n {
+                self.fail(format!(
+                    "select has {n} cases but {} case_locs entries (want line, column per case)",
+                    l.v.len()
+                ));
+            }
+        }
         if kinds.len() != n {
             return self.fail(format!(
                 "select has {n} cases (Chans) but {} kinds",

@@ -1,0 +1,3 @@
+module weftbench
+
+go 1.19

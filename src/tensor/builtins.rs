@@ -1,0 +1,209 @@
+//! The builtins of spec section 8 as one entry point for the interpreter:
+//! `call(builtin, args).await`, with arguments and results in the
+//! language's types (`Arg`, `Ret`), run inline or on the compute pool
+//! according to their cost (`kernel_cost`).
+//!
+//! The interpreter converts its values to `Arg`s and the `Ret` back; this
+//! module owns the mapping from builtin to kernel, the argument shapes and
+//! the cost estimate. Wrong argument kinds cannot come from a checked
+//! program; they are reported as `TensorError::Arguments`, never panicked.
+
+use super::compute::{compute, kernel_cost, INLINE_COST};
+use super::{
+    argmax_rows, device, devices, gather, get, load_dataset, matmul, matmul_cost, mean, numel,
+    onehot, rows, scalar_tensor, shape, softmax, sum, sum_rows, tensor_from, tensor_scalar, to,
+    transpose, unary, BinOp, Dataset, Tensor, TensorError, UnaryOp,
+};
+
+/// An argument of a tensor builtin.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    Tensor(Tensor),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    /// `[]int`: shapes, labels, indices.
+    Ints(Vec<i64>),
+    /// `[]float`: `tensor_from`'s values.
+    Floats(Vec<f64>),
+}
+
+/// The result of a tensor builtin.
+#[derive(Clone, Debug)]
+pub enum Ret {
+    Tensor(Tensor),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Ints(Vec<i64>),
+    Strs(Vec<String>),
+    Dataset(Dataset),
+}
+
+macro_rules! builtins {
+    ($($v:ident = $n:literal),* $(,)?) => {
+        /// A tensor builtin, or an operator applied to a tensor.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Builtin { $($v),* }
+
+        impl Builtin {
+            /// The builtin of this IR op name (`add` ... `neg` for operators).
+            pub fn from_name(name: &str) -> Option<Builtin> {
+                match name {
+                    $($n => Some(Builtin::$v),)*
+                    _ => None,
+                }
+            }
+
+            /// The IR op name.
+            pub fn name(self) -> &'static str {
+                match self { $(Builtin::$v => $n),* }
+            }
+        }
+    };
+}
+
+builtins! {
+    Add = "add", Sub = "sub", Mul = "mul", Div = "div", Neg = "neg",
+    Zeros = "zeros", Ones = "ones", Full = "full", Randn = "randn",
+    TensorFrom = "tensor_from", Shape = "shape", Numel = "numel", Matmul = "matmul",
+    Transpose = "transpose", Relu = "relu", ReluMask = "relu_mask", Exp = "exp",
+    Log = "log", Softmax = "softmax", Sum = "sum", SumRows = "sum_rows", Mean = "mean",
+    ArgmaxRows = "argmax_rows", Onehot = "onehot", Rows = "rows", Gather = "gather",
+    Get = "get", Devices = "devices", Device = "device", To = "to",
+    LoadDataset = "load_dataset",
+}
+
+/// Runs a builtin on its arguments (in source order), inline when cheap,
+/// else on the compute pool.
+pub async fn call(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
+    let cost = cost(b, &args);
+    compute(cost, move || exec(b, args)).await
+}
+
+/// The `compute` cost of a call: elements touched or multiply-adds, and at
+/// least `INLINE_COST` when a tensor argument is on a device.
+pub fn cost(b: Builtin, args: &[Arg]) -> usize {
+    let tensors: Vec<&Tensor> = args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Tensor(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let biggest = tensors.iter().map(|t| t.numel()).max().unwrap_or(0);
+    let work = match (b, args) {
+        (Builtin::Matmul, [Arg::Tensor(x), Arg::Tensor(y)]) => matmul_cost(x, y),
+        (Builtin::Zeros | Builtin::Ones | Builtin::Full | Builtin::Randn, [Arg::Ints(s), ..]) => s
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+            .unwrap_or(0),
+        (Builtin::TensorFrom, [Arg::Floats(v), ..]) => v.len(),
+        (Builtin::Onehot, [Arg::Ints(l), Arg::Int(n)]) => l.len().saturating_mul(*n as usize),
+        (Builtin::Gather, [Arg::Tensor(t), Arg::Ints(i)]) => i
+            .len()
+            .saturating_mul(t.numel() / t.dims().first().copied().unwrap_or(1).max(1)),
+        (Builtin::LoadDataset, _) => INLINE_COST,
+        (Builtin::Shape | Builtin::Numel | Builtin::Device | Builtin::Devices, _) => 0,
+        (Builtin::Get, _) => 1,
+        // exp and log cost ~10 elementwise adds each
+        (Builtin::Exp | Builtin::Log | Builtin::Softmax, _) => biggest.saturating_mul(10),
+        _ => biggest,
+    };
+    kernel_cost(work, &tensors)
+}
+
+fn bad(b: Builtin, want: &'static str) -> TensorError {
+    TensorError::Arguments { op: b.name(), want }
+}
+
+/// Runs a builtin on the calling thread.
+pub fn exec(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
+    use Arg as A;
+    let op = |b: Builtin| match b {
+        Builtin::Add => BinOp::Add,
+        Builtin::Sub => BinOp::Sub,
+        Builtin::Mul => BinOp::Mul,
+        _ => BinOp::Div,
+    };
+    let map = |b: Builtin| match b {
+        Builtin::Relu => UnaryOp::Relu,
+        Builtin::ReluMask => UnaryOp::ReluMask,
+        Builtin::Exp => UnaryOp::Exp,
+        Builtin::Log => UnaryOp::Log,
+        _ => UnaryOp::Neg,
+    };
+    let t = Ret::Tensor;
+    let mut args = args;
+    Ok(match (b, args.as_mut_slice()) {
+        (Builtin::Add | Builtin::Sub | Builtin::Mul | Builtin::Div, [x, y]) => {
+            match (
+                std::mem::replace(x, A::Int(0)),
+                std::mem::replace(y, A::Int(0)),
+            ) {
+                (A::Tensor(x), A::Tensor(y)) => t(super::binary(op(b), x, y)?),
+                (A::Tensor(x), A::Float(s)) => t(tensor_scalar(op(b), x, s)?),
+                (A::Float(s), A::Tensor(y)) => t(scalar_tensor(op(b), s, y)?),
+                _ => return Err(bad(b, "tensor or float, tensor or float")),
+            }
+        }
+        (
+            Builtin::Neg | Builtin::Relu | Builtin::ReluMask | Builtin::Exp | Builtin::Log,
+            [A::Tensor(x)],
+        ) => t(unary(map(b), std::mem::take(x))?),
+        (Builtin::Zeros, [A::Ints(s)]) => t(super::zeros(s)?),
+        (Builtin::Ones, [A::Ints(s)]) => t(super::ones(s)?),
+        (Builtin::Full, [A::Ints(s), A::Float(v)]) => t(super::full(s, *v)?),
+        (Builtin::Randn, [A::Ints(s), A::Int(seed)]) => t(super::randn(s, *seed)?),
+        (Builtin::TensorFrom, [A::Floats(v), A::Ints(s)]) => t(tensor_from(v, s)?),
+        (Builtin::Shape, [A::Tensor(x)]) => Ret::Ints(shape(x)),
+        (Builtin::Numel, [A::Tensor(x)]) => Ret::Int(numel(x)),
+        (Builtin::Matmul, [A::Tensor(x), A::Tensor(y)]) => t(matmul(x, y)?),
+        (Builtin::Transpose, [A::Tensor(x)]) => t(transpose(x)?),
+        (Builtin::Softmax, [A::Tensor(x)]) => t(softmax(x)?),
+        (Builtin::Sum, [A::Tensor(x)]) => Ret::Float(sum(x)?),
+        (Builtin::Mean, [A::Tensor(x)]) => Ret::Float(mean(x)?),
+        (Builtin::SumRows, [A::Tensor(x)]) => t(sum_rows(x)?),
+        (Builtin::ArgmaxRows, [A::Tensor(x)]) => Ret::Ints(argmax_rows(x)?),
+        (Builtin::Onehot, [A::Ints(l), A::Int(n)]) => t(onehot(l, *n)?),
+        (Builtin::Rows, [A::Tensor(x), A::Int(s), A::Int(e)]) => t(rows(x, *s, *e)?),
+        (Builtin::Gather, [A::Tensor(x), A::Ints(i)]) => t(gather(x, i)?),
+        (Builtin::Get, [A::Tensor(x), rest @ ..]) => {
+            let mut idx = Vec::with_capacity(rest.len());
+            for a in rest.iter() {
+                match a {
+                    A::Int(i) => idx.push(*i),
+                    _ => return Err(bad(b, "tensor, int...")),
+                }
+            }
+            Ret::Float(get(x, &idx)?)
+        }
+        (Builtin::Devices, []) => Ret::Strs(devices()),
+        (Builtin::Device, [A::Tensor(x)]) => Ret::Str(device(x)),
+        (Builtin::To, [A::Tensor(x), A::Str(d)]) => t(to(x, d)?),
+        (Builtin::LoadDataset, [A::Str(n)]) => Ret::Dataset(load_dataset(n)?),
+        _ => return Err(bad(b, signature(b))),
+    })
+}
+
+/// The argument kinds a builtin takes, for `TensorError::Arguments`.
+fn signature(b: Builtin) -> &'static str {
+    match b {
+        Builtin::Add | Builtin::Sub | Builtin::Mul | Builtin::Div => {
+            "tensor or float, tensor or float"
+        }
+        Builtin::Zeros | Builtin::Ones => "[]int",
+        Builtin::Full => "[]int, float",
+        Builtin::Randn => "[]int, int",
+        Builtin::TensorFrom => "[]float, []int",
+        Builtin::Matmul => "tensor, tensor",
+        Builtin::Onehot => "[]int, int",
+        Builtin::Rows => "tensor, int, int",
+        Builtin::Gather => "tensor, []int",
+        Builtin::Get => "tensor, int...",
+        Builtin::Devices => "",
+        Builtin::To => "tensor, string",
+        Builtin::LoadDataset => "string",
+        _ => "tensor",
+    }
+}
