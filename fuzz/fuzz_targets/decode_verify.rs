@@ -6,8 +6,6 @@
 
 use libfuzzer_sys::fuzz_target;
 
-const TENSORS_MISSING: &str = "tensors are not available";
-
 fuzz_target!(|data: &[u8]| {
     let Ok(p) = weft_ir::decode(data) else {
         return;
@@ -16,15 +14,11 @@ fuzz_target!(|data: &[u8]| {
     let again = weft_ir::decode(&weft_ir::encode(&p)).expect("re-encoded program decodes");
     assert_eq!(again, p, "encode/decode round trip");
     if weft_ir::verify(&p).is_ok() {
-        match weft::interp::lower(&p) {
-            Ok(_) => {}
-            // Until the interpreter has tensors, lowering refuses tensor
-            // types; that is a missing feature, not a broken promise.
-            Err(e) if e.to_string() == TENSORS_MISSING => {}
-            Err(e) => panic!(
+        if let Err(e) = weft::interp::lower(&p) {
+            panic!(
                 "verified program does not lower: {e}\n{}",
                 weft_ir::dump(&p)
-            ),
+            );
         }
     }
 });
