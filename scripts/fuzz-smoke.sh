@@ -11,6 +11,10 @@
 #   FUZZ_TOOLCHAIN  rustup toolchain (default nightly)
 #   FUZZ_TIMEOUT    libFuzzer -timeout: seconds one input may run (default 30)
 #   FUZZ_KEEP       directory to keep the grown corpora and logs in (default: a temp dir, removed)
+#   FUZZ_DETECT_LEAKS  1 to turn on LeakSanitizer (default 0: the runtime's
+#                   scoped worker threads finish their thread-local
+#                   destructors after the join returns, which LSan reports
+#                   as leaks of std's thread handles and names)
 #
 # A crash leaves its input in fuzz/artifacts/TARGET/; the script prints the
 # reproduce command. Exit status: 0 when every target ran clean, 1 otherwise.
@@ -21,6 +25,7 @@ cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-60}
 tc=${FUZZ_TOOLCHAIN:-nightly}
 timeout=${FUZZ_TIMEOUT:-30}
+leaks=${FUZZ_DETECT_LEAKS:-0}
 
 if ! cargo "+$tc" --version >/dev/null 2>&1; then
     echo "fuzz-smoke: the $tc toolchain is not installed (rustup toolchain list)" >&2
@@ -63,7 +68,7 @@ for t in $targets; do
     # The first corpus directory receives new inputs; the seeds stay read-only.
     cargo "+$tc" fuzz run "$t" "$work/$t" "fuzz/corpus/$t" -- \
         -max_total_time="$secs" -timeout="$timeout" -rss_limit_mb=4096 \
-        -print_final_stats=1 >"$log" 2>&1
+        -detect_leaks="$leaks" -print_final_stats=1 >"$log" 2>&1
     rc=$?
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
@@ -75,7 +80,7 @@ for t in $targets; do
         failures+=("$t")
         echo "---- last lines of the $t log:"
         tail -n 60 "$log"
-        for a in $(grep -oE 'fuzz/artifacts/[^ ]+' "$log" | sort -u); do
+        for a in $(grep -oE 'Test unit written to [^ ]+' "$log" | awk '{print $5}' | sort -u); do
             echo "---- reproduce: cargo +$tc fuzz run $t $a"
             if [ -f "$a" ] && [ "$(stat -c %s "$a")" -le 4096 ]; then
                 echo "---- input (base64):"

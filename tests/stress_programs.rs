@@ -1,7 +1,7 @@
 //! Random whole programs, the fuzz targets' generators run on fixed seeds so
 //! CI exercises them without libFuzzer:
 //! - `random_programs_verify_and_end`: programs from
-//!   `fuzz/src/gen.rs::random_program` (channels, go, select with and without
+//!   `fuzz/src/gen/random.rs` (channels, go, select with and without
 //!   default, close, loops) verify and end (as a return, exit, panic or
 //!   deadlock value) on 1 to 3 workers;
 //! - `kahn_programs_agree_across_workers`: programs from `kahn_program`,
@@ -12,8 +12,11 @@
 //! a long run: `WEFT_STRESS_PROGRAMS=5000 cargo test --release --test
 //! stress_programs`). A failure prints the seed and the program's dump.
 
-#[path = "../fuzz/src/gen.rs"]
+#[path = "../fuzz/src/gen/mod.rs"]
 mod gen;
+
+use std::sync::mpsc;
+use std::time::Duration;
 
 use arbitrary::Unstructured;
 use gen::{kahn_program, random_program, Limits};
@@ -27,6 +30,14 @@ fn count() -> u64 {
         .unwrap_or(60)
 }
 
+/// The first case to run (`WEFT_STRESS_FIRST`, default 0), to rerun a failure.
+fn first() -> u64 {
+    std::env::var("WEFT_STRESS_FIRST")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Pseudo-random bytes for case `i` (so a failure names a reproducible case).
 fn bytes(i: u64) -> Vec<u8> {
     let mut rng = fastrand::Rng::with_seed(i);
@@ -34,7 +45,12 @@ fn bytes(i: u64) -> Vec<u8> {
     (0..n).map(|_| rng.u8(..)).collect()
 }
 
-/// (stdout, stderr, exit code) of a run with output captured.
+/// How long one generated program may run before the test fails (they do
+/// a few thousand steps; a hang is a bug).
+const RUN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// (stdout, stderr, exit code) of a run with output captured; fails the
+/// test with the program's dump if the run does not end in `RUN_TIMEOUT`.
 fn run(p: &ProgramDesc, workers: usize, seed: u64) -> (String, String, i32) {
     let cfg = RunConfig {
         workers,
@@ -43,8 +59,20 @@ fn run(p: &ProgramDesc, workers: usize, seed: u64) -> (String, String, i32) {
         max_tasks: Some(gen::MAX_TASKS),
         ..RunConfig::default()
     };
-    let r = run_program(p, cfg)
-        .unwrap_or_else(|e| panic!("program failed to load: {e}\n{}", weft_ir::dump(p)));
+    let (tx, rx) = mpsc::channel();
+    let prog = p.clone();
+    // Detached: if the run hangs, the test fails and the process exits.
+    std::thread::spawn(move || {
+        let _ = tx.send(run_program(&prog, cfg));
+    });
+    let r = match rx.recv_timeout(RUN_TIMEOUT) {
+        Ok(r) => r,
+        Err(_) => panic!(
+            "run did not end within {RUN_TIMEOUT:?} (workers {workers}, seed {seed}); program:\n{}",
+            weft_ir::dump(p)
+        ),
+    };
+    let r = r.unwrap_or_else(|e| panic!("program failed to load: {e}\n{}", weft_ir::dump(p)));
     let rep = render_outcome(&r.outcome);
     (
         String::from_utf8_lossy(&r.output).into_owned(),
@@ -65,7 +93,7 @@ fn verified(p: &ProgramDesc, i: u64) {
 #[test]
 fn random_programs_verify_and_end() {
     let mut ends = [0usize; 3]; // returned/exit, panic, deadlock
-    for i in 0..count() {
+    for i in first()..count() {
         let data = bytes(i);
         let Ok(p) = random_program(&mut Unstructured::new(&data), Limits::default()) else {
             continue;
@@ -91,7 +119,7 @@ fn random_programs_verify_and_end() {
 #[test]
 fn kahn_programs_agree_across_workers() {
     let mut with_output = 0;
-    for i in 0..count() {
+    for i in first()..count() {
         let data = bytes(i ^ 0x5eed);
         let Ok(p) = kahn_program(&mut Unstructured::new(&data), Limits::default()) else {
             continue;
