@@ -37,8 +37,11 @@ pub async fn run(op: TensorOp, args: Vec<Value>) -> Result<Value, Fail> {
             }
         }
     }
-    let args = args.into_iter().map(arg).collect::<Result<Vec<_>, _>>()?;
-    match builtins::call(op, args).await {
+    let mut converted = Vec::with_capacity(args.len());
+    for a in args {
+        converted.push(arg(a)?);
+    }
+    match builtins::call(op, converted).await {
         Ok(r) => Ok(value(r)),
         Err(e) => Err(e.to_string()),
     }
