@@ -172,3 +172,30 @@ fn costs_send_long_kernels_to_the_pool() {
     let got = tensor_of(block_on(call(Builtin::Matmul, big)).unwrap());
     assert_eq!(got.dims(), &[512, 512]);
 }
+
+#[test]
+fn ints_widen_where_floats_are_wanted() {
+    let a = || Arg::Tensor(tensor::tensor_from(&[1.0, -2.0], &[2]).unwrap());
+    assert_eq!(
+        vals(run("full", vec![Arg::Ints(vec![2]), Arg::Int(3)])),
+        vec![3.0; 2]
+    );
+    assert_eq!(vals(run("mul", vec![a(), Arg::Int(2)])), vec![2.0, -4.0]);
+    assert_eq!(vals(run("sub", vec![Arg::Int(1), a()])), vec![0.0, 3.0]);
+    assert_eq!(
+        vals(run(
+            "tensor_from",
+            vec![Arg::Ints(vec![4, 5]), Arg::Ints(vec![2])]
+        )),
+        vec![4.0, 5.0]
+    );
+    // an empty list is `[]int`, and serves as `[]float` too
+    assert_eq!(
+        tensor_of(run(
+            "tensor_from",
+            vec![Arg::Ints(vec![]), Arg::Ints(vec![0])]
+        ))
+        .dims(),
+        &[0]
+    );
+}

@@ -5,8 +5,10 @@
 //!
 //! The interpreter converts its values to `Arg`s and the `Ret` back; this
 //! module owns the mapping from builtin to kernel, the argument shapes and
-//! the cost estimate. Wrong argument kinds cannot come from a checked
-//! program; they are reported as `TensorError::Arguments`, never panicked.
+//! the cost estimate. As in the language, an int is accepted where a float
+//! is wanted (`full`'s value, an operator's scalar, `tensor_from`'s values).
+//! Wrong argument kinds cannot come from a checked program; they are
+//! reported as `TensorError::Arguments`, never panicked.
 
 use super::compute::{compute, kernel_cost, INLINE_COST};
 use super::{
@@ -135,6 +137,7 @@ pub fn exec(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
     };
     let t = Ret::Tensor;
     let mut args = args;
+    widen(b, &mut args);
     Ok(match (b, args.as_mut_slice()) {
         (Builtin::Add | Builtin::Sub | Builtin::Mul | Builtin::Div, [x, y]) => {
             match (
@@ -184,6 +187,23 @@ pub fn exec(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
         (Builtin::LoadDataset, [A::Str(n)]) => Ret::Dataset(load_dataset(n)?),
         _ => return Err(bad(b, signature(b))),
     })
+}
+
+/// Widens ints to floats where `b` wants floats.
+fn widen(b: Builtin, args: &mut [Arg]) {
+    let floats: &mut [Arg] = match (b, &mut *args) {
+        (Builtin::Add | Builtin::Sub | Builtin::Mul | Builtin::Div, a) => a,
+        (Builtin::Full, [_, v]) => std::slice::from_mut(v),
+        (Builtin::TensorFrom, [v, _]) => std::slice::from_mut(v),
+        _ => return,
+    };
+    for a in floats {
+        match a {
+            Arg::Int(n) => *a = Arg::Float(*n as f64),
+            Arg::Ints(v) => *a = Arg::Floats(v.iter().map(|&n| n as f64).collect()),
+            _ => {}
+        }
+    }
 }
 
 /// The argument kinds a builtin takes, for `TensorError::Arguments`.
