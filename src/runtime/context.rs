@@ -29,12 +29,21 @@ use super::trace::Event;
 /// yields (counted per poll).
 pub(crate) const PREEMPT_BUDGET: u32 = 128;
 
+/// How long (ns) a task may sit in the LIFO slot while the poll that woke it
+/// goes on before `release_lifo` offers it to other workers. Longer than a
+/// hand-off between partners (a ping-pong poll ends well within it), shorter
+/// than the steps of a pipeline stage; a thread wake-up costs about 10 µs.
+pub(crate) const LIFO_GRACE_NS: u64 = 10_000;
+
 pub(crate) struct Ctx {
     pub shared: Arc<Shared>,
     pub index: usize,
     pub local: Worker<Arc<Task>>,
     pub lifo: Cell<Option<Arc<Task>>>,
     pub lifo_polls: Cell<u32>,
+    /// When `release_lifo` first saw the LIFO task (trace clock, ns); `None`
+    /// until then. Reset whenever the slot gets a new task or is emptied.
+    pub lifo_seen: Cell<Option<u64>>,
     pub current: RefCell<Option<Arc<Task>>>,
     /// The wait recorded by `set_wait` during the current poll; moved into
     /// the task when the poll returns Pending.
@@ -91,6 +100,7 @@ impl Ctx {
             local,
             lifo: Cell::new(None),
             lifo_polls: Cell::new(0),
+            lifo_seen: Cell::new(None),
             current: RefCell::new(None),
             wait: RefCell::new(None),
             wait_published: Cell::new(false),
@@ -105,6 +115,7 @@ impl Ctx {
     pub fn schedule_local(&self, task: Arc<Task>) {
         if self.current.borrow().is_some() {
             // Inside a task: the woken task runs next on this worker.
+            self.lifo_seen.set(None);
             if let Some(prev) = self.lifo.replace(Some(task)) {
                 self.local.push(prev);
                 self.shared.notify_parked_local();
@@ -112,6 +123,30 @@ impl Ctx {
         } else {
             self.local.push(task);
             self.shared.notify_parked_local();
+        }
+    }
+
+    /// The LIFO grace check (see `release_lifo`): reads the clock only when
+    /// the slot holds a task. With one worker it does nothing, so one-worker
+    /// schedules stay independent of time.
+    pub fn release_stale_lifo(&self) {
+        if self.shared.workers == 1 {
+            return;
+        }
+        let Some(task) = self.lifo.take() else { return };
+        let now = self.shared.driver.now();
+        match self.lifo_seen.get() {
+            Some(seen) if now.saturating_sub(seen) >= LIFO_GRACE_NS => {
+                // Stale: make it stealable and wake an idle worker for it.
+                self.lifo_seen.set(None);
+                self.local.push(task);
+                self.shared.notify_parked_local();
+            }
+            Some(_) => self.lifo.set(Some(task)),
+            None => {
+                self.lifo_seen.set(Some(now));
+                self.lifo.set(Some(task));
+            }
         }
     }
 
@@ -218,6 +253,7 @@ pub async fn yield_now() {
 /// time) keeps one-worker runs deterministic.
 pub async fn preempt_point() {
     let exhausted = with_ctx(|ctx| {
+        ctx.release_stale_lifo();
         let b = ctx.budget.get().saturating_sub(1);
         ctx.budget.set(b);
         b == 0
@@ -226,6 +262,25 @@ pub async fn preempt_point() {
     if exhausted {
         yield_now().await;
     }
+}
+
+/// Lets other workers run the task waiting in this worker's LIFO slot when
+/// the current poll has kept it waiting for more than a grace period (10 µs,
+/// measured from the first call that saw it). Then the task moves to the
+/// back of the worker's queue, where others can steal it, and one idle
+/// worker is woken. Never yields; costs a thread-local read and a branch
+/// when the slot is empty, plus a clock read when it is not.
+///
+/// A task woken by the running task goes to the LIFO slot so that it runs
+/// next on the same worker without a thread wake-up (a ping-pong partner).
+/// No other worker can take it from there; when the waker goes on computing
+/// (a pipeline stage that received its input), this hands the woken task to
+/// an idle worker instead (Go's `runnext` becomes stealable after about
+/// 3 µs for the same reason). Call it where a long poll makes progress:
+/// `preempt_point` and `external_wait` call it; the interpreter's loop back
+/// edges and calls should too. With one worker it does nothing.
+pub fn release_lifo() {
+    with_ctx(|ctx| ctx.release_stale_lifo());
 }
 
 struct YieldNow {
@@ -274,6 +329,8 @@ impl Drop for TraceSpan {
 /// pending timer. Outside a runtime the guard does nothing.
 pub fn external_wait() -> ExternalWait {
     let shared = with_ctx(|ctx| {
+        // Work outside the runtime may be long (an inline kernel).
+        ctx.release_stale_lifo();
         ctx.shared.holds.fetch_add(1, Ordering::SeqCst);
         Arc::downgrade(&ctx.shared)
     });

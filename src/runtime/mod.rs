@@ -48,8 +48,8 @@ use crossbeam_deque::Worker;
 
 pub use api::{BlockedTask, Config, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
 pub use context::{
-    clear_wait, current_task, external_wait, preempt_point, run_seed, set_wait, spawn, trace_span,
-    yield_now, ExternalWait, TraceSpan,
+    clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_wait,
+    spawn, trace_span, yield_now, ExternalWait, TraceSpan,
 };
 pub use time::{after, now_ms, register_io, sleep};
 

@@ -93,6 +93,7 @@ pub(crate) fn run_worker(ctx: &Ctx) {
 /// Steps 2-3 (local part).
 fn next_local(ctx: &Ctx) -> Option<Arc<Task>> {
     if let Some(t) = ctx.lifo.take() {
+        ctx.lifo_seen.set(None);
         let n = ctx.lifo_polls.get();
         if n < MAX_LIFO_POLLS {
             ctx.lifo_polls.set(n + 1);
