@@ -23,7 +23,7 @@ use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
 use super::shared::Shared;
 use super::sync::{lock, Ordering};
 use super::task::{Task, WaitInfo};
-use super::trace::Event;
+use super::trace::{Event, Kind};
 
 /// Polls a task may run between preemption points before `preempt_point`
 /// yields (counted per poll).
@@ -166,8 +166,23 @@ impl Ctx {
                 ts,
                 dur,
                 task,
-                worker: self.index,
+                worker: Some(self.index),
+                kind: Kind::Span,
             });
+        }
+    }
+
+    /// Records that `task` became runnable (tracing on only). Called before
+    /// the task is pushed to a queue (see the pairing invariant in `trace.rs`).
+    pub fn trace_wake(&self, task: u64) {
+        if let Some(buf) = &self.trace {
+            let ev = Event::wake(
+                self.shared.driver.now(),
+                task,
+                self.current_id(),
+                Some(self.index),
+            );
+            buf.borrow_mut().push(ev);
         }
     }
 
@@ -184,6 +199,7 @@ pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, 
         let fut = Box::pin(f.take()?);
         Some(ctx.shared.new_task(fut).map(|task| {
             let id = task.id;
+            ctx.trace_wake(id);
             ctx.local.push(task);
             ctx.shared.notify_parked_local();
             id
@@ -191,6 +207,24 @@ pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, 
     })
     .flatten()
     .unwrap_or(Err(SpawnError::NoRuntime))
+}
+
+/// Names the current task's track in the trace (`task N: NAME`), e.g.
+/// the function a `go` statement started. The last name given wins. Costs a
+/// thread-local read and a branch when tracing is off: `name` is converted
+/// only when tracing is on.
+pub fn set_task_name(name: impl Into<Arc<str>>) {
+    with_ctx(|ctx| {
+        if let Some(tracer) = &ctx.shared.tracer {
+            tracer.name_task(ctx.current_id(), name.into());
+        }
+    });
+}
+
+/// Whether this run writes a trace (false outside a runtime). Lets a
+/// caller skip building a trace name (`set_task_name`, `trace_span`).
+pub fn tracing() -> bool {
+    with_ctx(|ctx| ctx.trace.is_some()).unwrap_or(false)
 }
 
 /// The number of the task running on this thread (0 outside a task).

@@ -6,7 +6,7 @@
 //! | file          | concern |
 //! |---------------|---------|
 //! | `api.rs`      | public types: `Config`, `SrcLoc`, `WaitKind`, `TaskEnd`, `RunOutcome`, `SpawnError` |
-//! | `context.rs`  | the worker thread-local; `spawn`, `set_wait`, `yield_now`, `trace_span`, ... |
+//! | `context.rs`  | the worker thread-local; `spawn`, `set_wait`, `yield_now`, `release_lifo`, `trace_span`, `set_task_name`, ... |
 //! | `time.rs`     | `sleep`, `after`, `now_ms`, `register_io` (through `netpoll`) |
 //! | `task.rs`     | a task: number, future, wait reason; `Arc<Task>` is its waker |
 //! | `state.rs`    | a task's scheduling state machine (one atomic byte) |
@@ -48,8 +48,8 @@ use crossbeam_deque::Worker;
 
 pub use api::{BlockedTask, Config, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
 pub use context::{
-    clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_wait,
-    spawn, trace_span, yield_now, ExternalWait, TraceSpan,
+    clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_task_name,
+    set_wait, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
 };
 pub use time::{after, now_ms, register_io, sleep};
 

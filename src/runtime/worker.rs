@@ -194,6 +194,7 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
             }
             if task.state.stop_running() {
                 // Woken during its own poll (yield_now): back of the queue.
+                ctx.trace_wake(task.id);
                 ctx.local.push(task);
                 shared.notify_parked_local();
             }
