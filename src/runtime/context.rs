@@ -42,7 +42,8 @@ pub(crate) struct Ctx {
     pub lifo: Cell<Option<Arc<Task>>>,
     pub lifo_polls: Cell<u32>,
     /// When `release_lifo` first saw the LIFO task (trace clock, ns); `None`
-    /// until then. Reset whenever the slot gets a new task or is emptied.
+    /// until then. Reset whenever the slot gets a new task (only
+    /// `schedule_local` fills it), so a stale note is never read.
     pub lifo_seen: Cell<Option<u64>>,
     pub current: RefCell<Option<Arc<Task>>>,
     /// The wait recorded by `set_wait` during the current poll; moved into

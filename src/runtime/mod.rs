@@ -125,11 +125,13 @@ impl Runtime {
         // Shutdown protocol step 4 (see `shared.rs`): all workers are joined.
         // Workers dropped their queued tasks on the way out.
         for t in shared.registry.drain() {
-            t.abandon();
+            // SAFETY: every worker was joined: this thread owns every body.
+            unsafe { t.abandon() };
         }
         while !shared.injector.is_empty() {
             if let crossbeam_deque::Steal::Success(t) = shared.injector.steal() {
-                t.abandon();
+                // SAFETY: as above.
+                unsafe { t.abandon() };
             }
         }
         shared.driver.clear();
