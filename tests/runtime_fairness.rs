@@ -1,9 +1,15 @@
-//! Preemption and fairness with one worker: a task looping on `yield_now`
+//! Preemption and fairness: with one worker, a task looping on `yield_now`
 //! or `preempt_point` does not starve others, and two tasks handing a value
-//! back and forth through the LIFO slot do not starve the queue.
+//! back and forth through the LIFO slot do not starve the queue; with two,
+//! a task left in the LIFO slot by a long poll is run by the other worker.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 
 use weft::runtime::{self, Config, RunOutcome, Runtime, TaskEnd};
 
@@ -100,6 +106,78 @@ fn lifo_hand_offs_do_not_starve_the_queue() {
         // The LIFO cap (3 in a row) let main in after a few hand-offs.
         let n = hand_offs.load(Ordering::Relaxed);
         assert!(n < 20, "main waited for {n} hand-offs");
+        TaskEnd::Returned
+    });
+    assert_eq!(out, RunOutcome::Returned);
+}
+
+/// Pends once, leaving its waker in `slot`; ready when polled again.
+struct WaitOnce {
+    slot: Arc<Mutex<Option<Waker>>>,
+    parked: bool,
+}
+
+impl Future for WaitOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.parked {
+            return Poll::Ready(());
+        }
+        self.parked = true;
+        *self.slot.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+#[test]
+fn a_long_poll_hands_its_lifo_task_to_the_other_worker() {
+    let cfg = Config {
+        workers: 2,
+        seed: 5,
+        trace: None,
+        max_tasks: None,
+    };
+    let out = Runtime::new(cfg).run(async {
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let ran_on = Arc::new(Mutex::new(None::<ThreadId>));
+        let (s, r) = (slot.clone(), ran_on.clone());
+        runtime::spawn(async move {
+            WaitOnce {
+                slot: s,
+                parked: false,
+            }
+            .await;
+            *r.lock().unwrap() = Some(std::thread::current().id());
+            TaskEnd::Returned
+        })
+        .unwrap();
+        // Wait until the task has blocked (its waker is out, its poll over).
+        while slot.lock().unwrap().is_none() {
+            runtime::yield_now().await;
+        }
+        runtime::sleep(Duration::from_millis(5)).await;
+        // From here on this is one long poll: the wake below puts the task
+        // in this worker's LIFO slot, and nothing here ends the poll (fewer
+        // than 128 preemption points, so none of them yields).
+        let waker = slot.lock().unwrap().take().unwrap();
+        waker.wake();
+        let me = std::thread::current().id();
+        let watchdog = Instant::now();
+        let mut spins = 0u32;
+        while ran_on.lock().unwrap().is_none() && watchdog.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+            spins += 1;
+            if spins.is_multiple_of(50) {
+                runtime::preempt_point().await;
+            }
+        }
+        assert_eq!(me, std::thread::current().id(), "the poll was interrupted");
+        let other = *ran_on.lock().unwrap();
+        assert!(
+            other.is_some(),
+            "the woken task did not run during the long poll"
+        );
+        assert_ne!(other, Some(me), "the woken task ran on the busy worker");
         TaskEnd::Returned
     });
     assert_eq!(out, RunOutcome::Returned);

@@ -23,11 +23,17 @@ use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
 use super::shared::Shared;
 use super::sync::{lock, Ordering};
 use super::task::{Task, WaitInfo};
-use super::trace::Event;
+use super::trace::{Event, Kind};
 
 /// Polls a task may run between preemption points before `preempt_point`
 /// yields (counted per poll).
 pub(crate) const PREEMPT_BUDGET: u32 = 128;
+
+/// How long (ns) a task may sit in the LIFO slot while the poll that woke it
+/// goes on before `release_lifo` offers it to other workers. Longer than a
+/// hand-off between partners (a ping-pong poll ends well within it), shorter
+/// than the steps of a pipeline stage; a thread wake-up costs about 10 µs.
+pub(crate) const LIFO_GRACE_NS: u64 = 10_000;
 
 pub(crate) struct Ctx {
     pub shared: Arc<Shared>,
@@ -35,6 +41,10 @@ pub(crate) struct Ctx {
     pub local: Worker<Arc<Task>>,
     pub lifo: Cell<Option<Arc<Task>>>,
     pub lifo_polls: Cell<u32>,
+    /// When `release_lifo` first saw the LIFO task (trace clock, ns); `None`
+    /// until then. Reset whenever the slot gets a new task (only
+    /// `schedule_local` fills it), so a stale note is never read.
+    pub lifo_seen: Cell<Option<u64>>,
     pub current: RefCell<Option<Arc<Task>>>,
     /// The wait recorded by `set_wait` during the current poll; moved into
     /// the task when the poll returns Pending.
@@ -91,6 +101,7 @@ impl Ctx {
             local,
             lifo: Cell::new(None),
             lifo_polls: Cell::new(0),
+            lifo_seen: Cell::new(None),
             current: RefCell::new(None),
             wait: RefCell::new(None),
             wait_published: Cell::new(false),
@@ -105,6 +116,7 @@ impl Ctx {
     pub fn schedule_local(&self, task: Arc<Task>) {
         if self.current.borrow().is_some() {
             // Inside a task: the woken task runs next on this worker.
+            self.lifo_seen.set(None);
             if let Some(prev) = self.lifo.replace(Some(task)) {
                 self.local.push(prev);
                 self.shared.notify_parked_local();
@@ -112,6 +124,30 @@ impl Ctx {
         } else {
             self.local.push(task);
             self.shared.notify_parked_local();
+        }
+    }
+
+    /// The LIFO grace check (see `release_lifo`): reads the clock only when
+    /// the slot holds a task. With one worker it does nothing, so one-worker
+    /// schedules stay independent of time.
+    pub fn release_stale_lifo(&self) {
+        if self.shared.workers == 1 {
+            return;
+        }
+        let Some(task) = self.lifo.take() else { return };
+        let now = self.shared.driver.now();
+        match self.lifo_seen.get() {
+            Some(seen) if now.saturating_sub(seen) >= LIFO_GRACE_NS => {
+                // Stale: make it stealable and wake an idle worker for it.
+                self.lifo_seen.set(None);
+                self.local.push(task);
+                self.shared.notify_parked_local();
+            }
+            Some(_) => self.lifo.set(Some(task)),
+            None => {
+                self.lifo_seen.set(Some(now));
+                self.lifo.set(Some(task));
+            }
         }
     }
 
@@ -131,8 +167,23 @@ impl Ctx {
                 ts,
                 dur,
                 task,
-                worker: self.index,
+                worker: Some(self.index),
+                kind: Kind::Span,
             });
+        }
+    }
+
+    /// Records that `task` became runnable (tracing on only). Called before
+    /// the task is pushed to a queue (see the pairing invariant in `trace.rs`).
+    pub fn trace_wake(&self, task: u64) {
+        if let Some(buf) = &self.trace {
+            let ev = Event::wake(
+                self.shared.driver.now(),
+                task,
+                self.current_id(),
+                Some(self.index),
+            );
+            buf.borrow_mut().push(ev);
         }
     }
 
@@ -149,6 +200,7 @@ pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, 
         let fut = Box::pin(f.take()?);
         Some(ctx.shared.new_task(fut).map(|task| {
             let id = task.id;
+            ctx.trace_wake(id);
             ctx.local.push(task);
             ctx.shared.notify_parked_local();
             id
@@ -156,6 +208,24 @@ pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, 
     })
     .flatten()
     .unwrap_or(Err(SpawnError::NoRuntime))
+}
+
+/// Names the current task's track in the trace (`task N: NAME`), e.g.
+/// the function a `go` statement started. The last name given wins. Costs a
+/// thread-local read and a branch when tracing is off: `name` is converted
+/// only when tracing is on.
+pub fn set_task_name(name: impl Into<Arc<str>>) {
+    with_ctx(|ctx| {
+        if let Some(tracer) = &ctx.shared.tracer {
+            tracer.name_task(ctx.current_id(), name.into());
+        }
+    });
+}
+
+/// Whether this run writes a trace (false outside a runtime). Lets a
+/// caller skip building a trace name (`set_task_name`, `trace_span`).
+pub fn tracing() -> bool {
+    with_ctx(|ctx| ctx.trace.is_some()).unwrap_or(false)
 }
 
 /// The number of the task running on this thread (0 outside a task).
@@ -218,6 +288,7 @@ pub async fn yield_now() {
 /// time) keeps one-worker runs deterministic.
 pub async fn preempt_point() {
     let exhausted = with_ctx(|ctx| {
+        ctx.release_stale_lifo();
         let b = ctx.budget.get().saturating_sub(1);
         ctx.budget.set(b);
         b == 0
@@ -226,6 +297,25 @@ pub async fn preempt_point() {
     if exhausted {
         yield_now().await;
     }
+}
+
+/// Lets other workers run the task waiting in this worker's LIFO slot when
+/// the current poll has kept it waiting for more than a grace period (10 µs,
+/// measured from the first call that saw it). Then the task moves to the
+/// back of the worker's queue, where others can steal it, and one idle
+/// worker is woken. Never yields; costs a thread-local read and a branch
+/// when the slot is empty, plus a clock read when it is not.
+///
+/// A task woken by the running task goes to the LIFO slot so that it runs
+/// next on the same worker without a thread wake-up (a ping-pong partner).
+/// No other worker can take it from there; when the waker goes on computing
+/// (a pipeline stage that received its input), this hands the woken task to
+/// an idle worker instead (Go's `runnext` becomes stealable after about
+/// 3 µs for the same reason). Call it where a long poll makes progress:
+/// `preempt_point` and `external_wait` call it; the interpreter's loop back
+/// edges and calls should too. With one worker it does nothing.
+pub fn release_lifo() {
+    with_ctx(|ctx| ctx.release_stale_lifo());
 }
 
 struct YieldNow {
@@ -274,6 +364,8 @@ impl Drop for TraceSpan {
 /// pending timer. Outside a runtime the guard does nothing.
 pub fn external_wait() -> ExternalWait {
     let shared = with_ctx(|ctx| {
+        // Work outside the runtime may be long (an inline kernel).
+        ctx.release_stale_lifo();
         ctx.shared.holds.fetch_add(1, Ordering::SeqCst);
         Arc::downgrade(&ctx.shared)
     });

@@ -6,7 +6,7 @@
 //! | file          | concern |
 //! |---------------|---------|
 //! | `api.rs`      | public types: `Config`, `SrcLoc`, `WaitKind`, `TaskEnd`, `RunOutcome`, `SpawnError` |
-//! | `context.rs`  | the worker thread-local; `spawn`, `set_wait`, `yield_now`, `trace_span`, ... |
+//! | `context.rs`  | the worker thread-local; `spawn`, `set_wait`, `yield_now`, `release_lifo`, `trace_span`, `set_task_name`, ... |
 //! | `time.rs`     | `sleep`, `after`, `now_ms`, `register_io` (through `netpoll`) |
 //! | `task.rs`     | a task: number, future, wait reason; `Arc<Task>` is its waker |
 //! | `state.rs`    | a task's scheduling state machine (one atomic byte) |
@@ -48,8 +48,8 @@ use crossbeam_deque::Worker;
 
 pub use api::{BlockedTask, Config, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
 pub use context::{
-    clear_wait, current_task, external_wait, preempt_point, run_seed, set_wait, spawn, trace_span,
-    yield_now, ExternalWait, TraceSpan,
+    clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_task_name,
+    set_wait, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
 };
 pub use time::{after, now_ms, register_io, sleep};
 
@@ -125,11 +125,13 @@ impl Runtime {
         // Shutdown protocol step 4 (see `shared.rs`): all workers are joined.
         // Workers dropped their queued tasks on the way out.
         for t in shared.registry.drain() {
-            t.abandon();
+            // SAFETY: every worker was joined: this thread owns every body.
+            unsafe { t.abandon() };
         }
         while !shared.injector.is_empty() {
             if let crossbeam_deque::Steal::Success(t) = shared.injector.steal() {
-                t.abandon();
+                // SAFETY: as above.
+                unsafe { t.abandon() };
             }
         }
         shared.driver.clear();

@@ -25,7 +25,7 @@ use super::park::Parker;
 use super::registry::Registry;
 use super::sync::{lock, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use super::task::{BoxFuture, Task};
-use super::trace::Tracer;
+use super::trace::{Event, Tracer};
 use crate::netpoll::Driver;
 
 pub(crate) struct Shared {
@@ -118,6 +118,7 @@ impl Shared {
                 return;
             }
             if let Some(t) = t {
+                ctx.trace_wake(t.id);
                 ctx.schedule_local(t);
             }
         });
@@ -127,6 +128,9 @@ impl Shared {
         };
         if shared.is_shutdown() {
             return;
+        }
+        if let Some(tracer) = &shared.tracer {
+            tracer.outside(Event::wake(shared.driver.now(), task.id, 0, None));
         }
         shared.injector.push(task);
         shared.notify_parked_remote();

@@ -3,9 +3,14 @@
 //! (`std::task::Wake`), so channels wake tasks knowing nothing of the runtime.
 //!
 //! Invariants:
-//! - The future is polled only by the worker that moved the state to RUNNING
-//!   (see `state.rs`); the `future` lock is therefore never contended while
-//!   the run goes on, and is only there to keep this file free of `unsafe`.
+//! - The body (future and waker) has one owner at a time, which alone
+//!   touches it (`with_body`): the worker that moved the state to RUNNING,
+//!   until it moves it away; at the end of the run, the worker that took the
+//!   task from its own queue (a queued task is SCHEDULED, so nobody polls
+//!   it); after every worker was joined, the thread ending the run. The body
+//!   is therefore an `UnsafeCell`, not a lock: a lock cost two atomic
+//!   read-modify-writes per poll, about 15% of a ping-pong hand-off (a
+//!   profile of `cargo bench --bench runtime -- --only pingpong`).
 //! - A task holds its run only weakly: wakers left in channels after the run
 //!   ended find nothing to schedule on.
 //! - Waking routes through `Shared::schedule_woken`: into the current
@@ -19,7 +24,8 @@ use std::task::{Wake, Waker};
 use super::api::{SrcLoc, TaskEnd, WaitKind};
 use super::shared::Shared;
 use super::state::TaskState;
-use super::sync::{lock, AtomicBool, AtomicUsize, Mutex};
+use super::sync::{AtomicBool, AtomicUsize, Mutex};
+use std::cell::UnsafeCell;
 
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send>>;
 
@@ -43,7 +49,8 @@ pub(crate) struct Body {
 pub(crate) struct Task {
     pub id: u64,
     pub state: TaskState,
-    pub body: Mutex<Body>,
+    /// Reached only through `with_body` (see the ownership invariant).
+    body: UnsafeCell<Body>,
     /// The reason of the wait the task is blocked in, published when a poll
     /// returned Pending after `set_wait` (read by the deadlock report).
     pub wait: Mutex<Option<WaitInfo>>,
@@ -59,7 +66,7 @@ impl Task {
         Arc::new(Task {
             id,
             state: TaskState::new_scheduled(),
-            body: Mutex::new(Body {
+            body: UnsafeCell::new(Body {
                 future: Some(future),
                 waker: None,
             }),
@@ -70,23 +77,42 @@ impl Task {
         })
     }
 
-    /// Marks the task finished and drops its future (the run is ending).
-    pub fn abandon(&self) {
-        self.state.finish();
-        // A future whose drop panics must not make `run` panic.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.drop_future()));
+    /// Runs `f` on the task's body (its future and waker).
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the body (module invariant): it moved the state to
+    /// RUNNING and has not moved it away, or it took the task from a queue
+    /// when the run ends, or every worker has been joined. `f` must not
+    /// reach this task's body again.
+    pub unsafe fn with_body<R>(&self, f: impl FnOnce(&mut Body) -> R) -> R {
+        // SAFETY: the caller owns the body, so no other reference to it
+        // exists while `f` runs.
+        f(unsafe { &mut *self.body.get() })
     }
 
-    /// Drops the future (the task finished or the run is ending).
-    pub fn drop_future(&self) {
-        let (f, w) = {
-            let mut b = lock(&self.body);
-            (b.future.take(), b.waker.take())
-        };
-        drop(f);
-        drop(w);
+    /// Marks the task finished and drops its future (the run is ending).
+    ///
+    /// # Safety
+    ///
+    /// As for `with_body`: the caller owns the task's body.
+    pub unsafe fn abandon(&self) {
+        self.state.finish();
+        // SAFETY: the caller owns the body. The future and waker are moved
+        // out first, so their drop (which may wake tasks) runs outside it.
+        let (f, w) = unsafe { self.with_body(|b| (b.future.take(), b.waker.take())) };
+        // A future whose drop panics must not make `run` panic.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            drop(f);
+            drop(w);
+        }));
     }
 }
+
+// SAFETY: every field but `body` is `Sync`. `body` is `Send` (a `Send`
+// future and a `Waker`) and is reached only through `with_body`, whose
+// callers own it, so no two threads ever touch it at once.
+unsafe impl Sync for Task {}
 
 impl Wake for Task {
     fn wake(self: Arc<Self>) {

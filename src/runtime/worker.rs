@@ -22,7 +22,7 @@ use super::context::{Ctx, PREEMPT_BUDGET};
 use super::idle::ParkDecision;
 use super::registry::Registry;
 use super::sync::{fence, lock, Ordering};
-use super::task::Task;
+use super::task::{Body, Task};
 
 /// Turns between maintenance steps (tokio uses 61 too: prime, so it does
 /// not beat with program loops).
@@ -79,11 +79,14 @@ pub(crate) fn run_worker(ctx: &Ctx) {
     }
     // Shutdown step 4, this worker's part: drop the futures of the tasks
     // still queued here (blocked ones are dropped from the registry).
+    // SAFETY: a queued task is SCHEDULED and was taken from this worker's
+    // own slot or queue, so this worker owns its body (`task.rs`).
     if let Some(t) = ctx.lifo.take() {
-        t.abandon();
+        unsafe { t.abandon() };
     }
     while let Some(t) = ctx.local.pop() {
-        t.abandon();
+        // SAFETY: as above.
+        unsafe { t.abandon() };
     }
     if let (Some(tracer), Some(buf)) = (&shared.tracer, &ctx.trace) {
         tracer.flush(ctx.index, std::mem::take(&mut *buf.borrow_mut()));
@@ -154,24 +157,33 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     let res = {
         let current = ctx.current.borrow();
         let Some(task) = current.as_ref() else { return };
-        let mut body = lock(&task.body);
-        let body = &mut *body;
-        let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
-        let mut cx = Context::from_waker(waker);
-        let res = match body.future.as_mut() {
-            Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
-                Ok(p) => p,
-                Err(payload) => Poll::Ready(TaskEnd::Panic {
-                    msg: panic_message(&payload),
-                    loc: runtime_loc(),
-                }),
-            },
-            None => Poll::Ready(TaskEnd::Returned),
+        let poll = |body: &mut Body| {
+            let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
+            let mut cx = Context::from_waker(waker);
+            let res = match body.future.as_mut() {
+                Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+                    Ok(p) => p,
+                    Err(payload) => Poll::Ready(TaskEnd::Panic {
+                        msg: panic_message(&payload),
+                        loc: runtime_loc(),
+                    }),
+                },
+                None => Poll::Ready(TaskEnd::Returned),
+            };
+            // A finished future is dropped outside the body (see below).
+            let done = if res.is_ready() {
+                Some((body.future.take(), body.waker.take()))
+            } else {
+                None
+            };
+            (res, done)
         };
-        if res.is_ready() {
-            body.future = None;
-            body.waker = None;
-        }
+        // SAFETY: `start_running` moved the state to RUNNING above and it
+        // stays so until `stop_running` or `finish` below, so this worker
+        // owns the body (`task.rs`). The future cannot reach its own body:
+        // its waker only changes the state and queues the task.
+        let (res, done) = unsafe { task.with_body(poll) };
+        drop(done);
         res
     };
     let Some(task) = ctx.current.borrow_mut().take() else {
@@ -193,6 +205,7 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
             }
             if task.state.stop_running() {
                 // Woken during its own poll (yield_now): back of the queue.
+                ctx.trace_wake(task.id);
                 ctx.local.push(task);
                 shared.notify_parked_local();
             }
