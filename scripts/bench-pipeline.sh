@@ -91,7 +91,8 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 events = doc["traceEvents"]
 names = {1: "main", 2: "reader", 3: "transfer 0", 4: "train 0"}
-spans = [e for e in events if e.get("ph") == "X"]
+# Task tracks only (pid 1): the runtime also writes a track per worker (pid 2).
+spans = [e for e in events if e.get("ph") == "X" and e.get("pid", 1) == 1]
 
 def union(iv):
     total, cur = 0.0, None

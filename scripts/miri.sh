@@ -2,9 +2,11 @@
 # Miri over the channel and run-queue code: tests/chan_basic.rs (channels and
 # select through real threads), the runtime's unit tests (the task state
 # machine) and a tiny tests/stress_channels.rs run (the scheduler's queues,
-# stealing and parking with channels on top). Weft's own code has no
-# `unsafe`; Miri checks the `unsafe` of the crates under it (crossbeam-deque,
-# parking_lot, std) as we use them, and reports data races. See
+# stealing and parking with channels on top). Weft's own `unsafe` is
+# small (the runtime's task body, owned by the worker that set it RUNNING,
+# and the interpreter's scalar frame copy); Miri checks it and the `unsafe`
+# of the crates under it (crossbeam-deque, parking_lot, std) as we use them,
+# and reports data races. See
 # docs/testing.md.
 #
 # Environment:

@@ -32,6 +32,10 @@ use super::value::{ChanVal, Ty, Value};
 
 /// Backward jumps and calls a task runs before it yields.
 pub(super) const BUDGET: u32 = 2000;
+/// Every this many budget steps a busy task lets the runtime hand a task
+/// kept waiting in this worker's LIFO slot to an idle worker
+/// (`runtime::release_lifo`, a no-op when the slot is empty or fresh).
+const LIFO_CHECK: u32 = 64;
 /// The most values one task's stack may hold (about 100 MB).
 const MAX_STACK: usize = 1 << 22;
 /// The largest `perm(n)`.
@@ -501,6 +505,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 base = nb;
                 fs = &mut stack[base..];
                 *budget -= 1;
+                if *budget % LIFO_CHECK == 0 {
+                    runtime::release_lifo();
+                }
                 if *budget == 0 {
                     *budget = BUDGET;
                     break 'run Wait::Yield;
@@ -548,6 +555,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 pc = to;
                 if to <= at {
                     *budget -= 1;
+                    if *budget % LIFO_CHECK == 0 {
+                        runtime::release_lifo();
+                    }
                     if *budget == 0 {
                         *budget = BUDGET;
                         break 'run Wait::Yield;
@@ -616,6 +626,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 // The back edge: as `Jump { to: top }` does.
                 pc = *top as usize;
                 *budget -= 1;
+                if *budget % LIFO_CHECK == 0 {
+                    runtime::release_lifo();
+                }
                 if *budget == 0 {
                     *budget = BUDGET;
                     break 'run Wait::Yield;
@@ -646,6 +659,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 put_int(&mut s!(*out), r);
                 pc = *top as usize;
                 *budget -= 1;
+                if *budget % LIFO_CHECK == 0 {
+                    runtime::release_lifo();
+                }
                 if *budget == 0 {
                     *budget = BUDGET;
                     break 'run Wait::Yield;

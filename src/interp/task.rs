@@ -38,6 +38,9 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
     let Some(f) = prog.funcs.get(entry as usize) else {
         return TaskEnd::Returned;
     };
+    if runtime::tracing() {
+        runtime::set_task_name(f.name.clone());
+    }
     let mut stack: Vec<Value> = f.template.to_vec();
     for (s, v) in init {
         if let Some(slot) = stack.get_mut(s as usize) {
