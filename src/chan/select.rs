@@ -157,8 +157,15 @@ impl<T: Send> Select<T> {
         if buffered {
             let backoff = Backoff::new();
             loop {
-                if let Attempt::Fired(s) = self.attempt(&pollorder, None) {
-                    return s;
+                // Lock every channel only when some case's flags say it may
+                // be ready: the retry is a heuristic (`block_on` below runs
+                // the exact locked pass), so a skipped round costs nothing
+                // but time, and it spares the lock to the partners.
+                let some_ready = pollorder.iter().any(|&i| self.may_be_ready(i));
+                if some_ready {
+                    if let Attempt::Fired(s) = self.attempt(&pollorder, None) {
+                        return s;
+                    }
                 }
                 if backoff.is_completed() {
                     break;
