@@ -4,7 +4,8 @@
 //! Run: `RUSTFLAGS="--cfg loom" cargo test --release --test chan_loom`.
 //! Scenarios: hand-off, close while parties are blocked, two senders racing
 //! into one select, a select cancelled by another case, a receive future
-//! dropped while a sender races it.
+//! dropped while a sender races it, the lock-free `try_recv` fast path
+//! racing a send and a close (buffered and unbuffered).
 #![cfg(loom)]
 
 use std::future::Future;
@@ -12,7 +13,7 @@ use std::pin::Pin;
 use std::task::{Context, Waker};
 
 use loom::thread;
-use weft::chan::{Chan, Outcome, Select, TrySendError};
+use weft::chan::{Chan, Outcome, Select, TryRecvError, TrySendError};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
@@ -159,6 +160,59 @@ fn dropped_receive_races_a_sender() {
             Err(TrySendError::Full(3)) => {}
             Err(_) => panic!("unexpected send result"),
         }
+        assert_eq!(c.queued(), (0, 0));
+    });
+}
+
+#[test]
+fn try_recv_races_send_then_close_buffered() {
+    model(|| {
+        let c = Chan::<i32>::new(1);
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || {
+                c.try_send(1).unwrap();
+                c.close().unwrap();
+            })
+        };
+        let r1 = c.try_recv();
+        let r2 = c.try_recv();
+        s.join().unwrap();
+        // The value is buffered before the close, so `Closed` can only
+        // follow its receipt, and it is received exactly once.
+        let rest = c.try_recv();
+        match (r1, r2, rest) {
+            (Ok(1), Err(_), Err(TryRecvError::Closed)) => {}
+            (Err(TryRecvError::Empty), Ok(1), Err(TryRecvError::Closed)) => {}
+            (Err(TryRecvError::Empty), Err(TryRecvError::Empty), Ok(1)) => {}
+            other => panic!("not linearizable: {other:?}"),
+        }
+        assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
+    });
+}
+
+#[test]
+fn try_recv_races_send_and_close_unbuffered() {
+    model(|| {
+        let c = Chan::<i32>::new(0);
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || c.send_blocking(5).is_ok())
+        };
+        let closer = {
+            let c = c.clone();
+            thread::spawn(move || c.close().unwrap())
+        };
+        let r = c.try_recv();
+        let sent = s.join().unwrap();
+        closer.join().unwrap();
+        // The send succeeds exactly when this receive took its value.
+        assert_eq!(sent, r == Ok(5));
+        assert!(matches!(
+            r,
+            Ok(5) | Err(TryRecvError::Empty) | Err(TryRecvError::Closed)
+        ));
+        assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
         assert_eq!(c.queued(), (0, 0));
     });
 }

@@ -1,7 +1,16 @@
 //! `Chan<T>`: one Go channel (`hchan`), its send/receive futures, and the
 //! `try_` and `_blocking` forms.
 //!
-//! Every operation locks the channel once and runs one step of `state.rs`.
+//! Every operation locks the channel once and runs one step of `state.rs`,
+//! except a `try_` operation that must fail: as in Go's `chansend` /
+//! `chanrecv` with `block == false`, it reads the channel's `flags` without
+//! the lock and gives up at once when they say "full" / "empty". The flags
+//! are a one-word summary of the state (nothing to receive, no room to
+//! send, closed), stored by every critical section just before it unlocks
+//! (`Locked`'s `Drop`), so one load sees the state after some critical
+//! section: the failure is linearized at that load. The summary is
+//! conservative (a queue entry counts even when stale), so a flag never
+//! says "fail" where the locked step could succeed.
 //! If the step cannot complete, an async operation creates a `Context`,
 //! queues one entry and returns `Pending` with the lock released; it is
 //! completed by a partner or `close` (see `waiter.rs`). A future dropped
@@ -15,7 +24,9 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use super::state::{RecvStep, SendStep, State};
-use super::sync::{Arc, Backoff, Mutex, MutexGuard};
+use std::ops::{Deref, DerefMut};
+
+use super::sync::{Arc, AtomicUsize, Backoff, Mutex, MutexGuard, Ordering};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
 use super::{CloseError, Outcome, SendError, TryRecvError, TrySendError};
 
@@ -30,6 +41,63 @@ pub(crate) struct Inner<T> {
     pub(crate) cap: usize,
     /// Everything else, under the channel lock (`hchan.lock`).
     pub(crate) state: Mutex<State<T>>,
+    /// `EMPTY | FULL | CLOSED` of the state after the last critical section;
+    /// written only under the lock, read without it by the `try_` fast paths.
+    pub(crate) flags: AtomicUsize,
+}
+
+/// No value to receive: nothing buffered (cap > 0) or no queued sender (cap 0).
+/// Go's `empty(c)`.
+pub(crate) const EMPTY: usize = 1;
+/// No room to send: buffer full (cap > 0) or no queued receiver (cap 0).
+/// Go's `full(c)`.
+pub(crate) const FULL: usize = 2;
+/// `close` has succeeded (permanent).
+pub(crate) const CLOSED: usize = 4;
+
+/// The flags that describe `st` (see [`Inner::flags`]).
+#[inline]
+fn flags_of<T>(st: &State<T>, cap: usize) -> usize {
+    let (empty, full) = if cap == 0 {
+        (st.sendq.is_empty(), st.recvq.is_empty())
+    } else {
+        (st.buf.is_empty(), st.buf.len() >= cap)
+    };
+    (empty as usize) * EMPTY + (full as usize) * FULL + (st.closed as usize) * CLOSED
+}
+
+/// The channel lock held: derefs to the state and, on drop, publishes the
+/// state's flags before the lock is released (the only way `State` is
+/// reached, so `flags` is always current for anyone who takes the lock).
+pub(crate) struct Locked<'a, T> {
+    guard: MutexGuard<'a, State<T>>,
+    inner: &'a Inner<T>,
+}
+
+impl<T> Deref for Locked<'_, T> {
+    type Target = State<T>;
+    #[inline]
+    fn deref(&self) -> &State<T> {
+        &self.guard
+    }
+}
+
+impl<T> DerefMut for Locked<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut State<T> {
+        &mut self.guard
+    }
+}
+
+impl<T> Drop for Locked<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        // Release: a fast-path reader that loads this value (Acquire) sees
+        // every earlier critical section, so a later `close` cannot be
+        // missing from a value that follows it in the flags' order.
+        let f = flags_of(&self.guard, self.inner.cap);
+        self.inner.flags.store(f, Ordering::Release);
+    }
 }
 
 impl<T> Clone for Chan<T> {
@@ -62,18 +130,30 @@ impl<T> Chan<T> {
     }
 
     #[inline]
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.inner.state.lock()
+    pub(crate) fn lock(&self) -> Locked<'_, T> {
+        Locked {
+            guard: self.inner.state.lock(),
+            inner: &self.inner,
+        }
+    }
+
+    /// The flags published by the last critical section (no lock).
+    #[inline]
+    pub(crate) fn flags(&self) -> usize {
+        self.inner.flags.load(Ordering::Acquire)
     }
 }
 
 impl<T: Send> Chan<T> {
     /// A channel with `cap` buffer slots (0: unbuffered).
     pub fn new(cap: usize) -> Chan<T> {
+        let state = State::new(cap);
+        let flags = AtomicUsize::new(flags_of(&state, cap));
         Chan {
             inner: Arc::new(Inner {
                 cap,
-                state: Mutex::new(State::new(cap)),
+                state: Mutex::new(state),
+                flags,
             }),
         }
     }
@@ -103,7 +183,7 @@ impl<T: Send> Chan<T> {
 
     /// True once `close` has succeeded.
     pub fn is_closed(&self) -> bool {
-        self.lock().closed
+        self.flags() & CLOSED != 0
     }
 
     /// `close(ch)`: wakes every blocked receiver (they get `None`) and
@@ -119,6 +199,15 @@ impl<T: Send> Chan<T> {
     /// Sends without blocking: `Full` when no receiver waits and the buffer
     /// is full, `Closed` when the channel is closed.
     pub fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
+        // Go's fast path: closed is permanent, and "not closed and full" in
+        // one snapshot means the send could not have completed then.
+        let f = self.flags();
+        if f & CLOSED != 0 {
+            return Err(TrySendError::Closed(v));
+        }
+        if f & FULL != 0 {
+            return Err(TrySendError::Full(v));
+        }
         let step = self.lock().send(self.inner.cap, v);
         match step {
             SendStep::Done(h) => {
@@ -135,6 +224,16 @@ impl<T: Send> Chan<T> {
     /// Receives without blocking: `Empty` when nothing is there, `Closed`
     /// when the channel is closed and drained.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        // Go's fast path: empty and not closed fails now; empty and closed
+        // stays so forever (no send after close, `close` empties `sendq`).
+        let f = self.flags();
+        if f & EMPTY != 0 {
+            return Err(if f & CLOSED != 0 {
+                TryRecvError::Closed
+            } else {
+                TryRecvError::Empty
+            });
+        }
         let step = self.lock().recv();
         match step {
             RecvStep::Done(v, h) => {

@@ -22,28 +22,51 @@
 //!    finished or dropped select leaves nothing in any queue.
 //!
 //! A select with no cases, or only nil cases, never fires.
+//!
+//! Allocation: the cases (up to 4), the poll and lock orders and the held
+//! locks (up to 8) live in `SmallVec`s (Go keeps them on the
+//! stack for up to 65536 cases), so a select of up to 4 cases allocates
+//! only the `Context` it parks with. A `try_select` with one non-nil case
+//! first checks the channel's lock-free flags, as Go's `selectnbsend` /
+//! `selectnbrecv` do; with several cases it always locks them all (checking
+//! the cases' flags one by one would not see one instant, so "none ready"
+//! could be reported when at every instant some case was ready).
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll, Waker};
 
-use super::state::{RecvStep, SendStep, State};
-use super::sync::{Arc, Backoff, MutexGuard};
+use smallvec::SmallVec;
+
+use super::channel::{Locked, CLOSED, EMPTY, FULL};
+use super::state::{RecvStep, SendStep};
+use super::sync::{Arc, Backoff};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
 use super::{Chan, Outcome, Selected};
 
 /// A select statement under construction: add cases, then run it.
 pub struct Select<T> {
-    cases: Vec<Case<T>>,
-    /// The value of each send case until it is sent or queued (`None` for
-    /// receive cases).
-    vals: Vec<Option<T>>,
+    cases: SmallVec<[Case<T>; INLINE_CASES]>,
 }
+
+/// Cases a select holds without allocating (kept small: a `Select` is
+/// moved around by value, e.g. inside the interpreter's wait state).
+const INLINE_CASES: usize = 4;
+/// Channels and case indices a select run holds without allocating.
+const INLINE: usize = 8;
+
+/// Case indices in poll order.
+type Order = SmallVec<[usize; INLINE]>;
 
 struct Case<T> {
     /// `None` is the nil channel: never ready.
     chan: Option<Chan<T>>,
     send: bool,
+    /// The value of a send case until it is sent or queued (`None` for
+    /// receive cases). A `Cell`, so that a value can be taken while the
+    /// held locks borrow the cases' channels.
+    val: Cell<Option<T>>,
 }
 
 enum Attempt<T> {
@@ -61,8 +84,7 @@ impl<T: Send> Default for Select<T> {
 impl<T: Send> Select<T> {
     pub fn new() -> Self {
         Select {
-            cases: Vec::new(),
-            vals: Vec::new(),
+            cases: SmallVec::new(),
         }
     }
 
@@ -71,8 +93,8 @@ impl<T: Send> Select<T> {
         self.cases.push(Case {
             chan: ch,
             send: false,
+            val: Cell::new(None),
         });
-        self.vals.push(None);
         self.cases.len() - 1
     }
 
@@ -81,8 +103,8 @@ impl<T: Send> Select<T> {
         self.cases.push(Case {
             chan: ch,
             send: true,
+            val: Cell::new(Some(v)),
         });
-        self.vals.push(Some(v));
         self.cases.len() - 1
     }
 
@@ -100,6 +122,11 @@ impl<T: Send> Select<T> {
     /// random, or returns `None` (nothing ready: run `default`).
     pub fn try_select(&mut self, rng: &mut fastrand::Rng) -> Option<Selected<T>> {
         let pollorder = self.pollorder(rng);
+        if let [i] = pollorder[..] {
+            if !self.may_be_ready(i) {
+                return None;
+            }
+        }
         match self.attempt(&pollorder, None) {
             Attempt::Fired(s) => Some(s),
             Attempt::Parked(_) | Attempt::NotReady => None,
@@ -130,8 +157,15 @@ impl<T: Send> Select<T> {
         if buffered {
             let backoff = Backoff::new();
             loop {
-                if let Attempt::Fired(s) = self.attempt(&pollorder, None) {
-                    return s;
+                // Lock every channel only when some case's flags say it may
+                // be ready: the retry is a heuristic (`block_on` below runs
+                // the exact locked pass), so a skipped round costs nothing
+                // but time, and it spares the lock to the partners.
+                let some_ready = pollorder.iter().any(|&i| self.may_be_ready(i));
+                if some_ready {
+                    if let Attempt::Fired(s) = self.attempt(&pollorder, None) {
+                        return s;
+                    }
                 }
                 if backoff.is_completed() {
                     break;
@@ -147,9 +181,20 @@ impl<T: Send> Select<T> {
         })
     }
 
+    /// The lock-free check of one case (`Chan::try_send` / `try_recv`'s
+    /// fast path): false when the case surely cannot fire now.
+    fn may_be_ready(&self, i: usize) -> bool {
+        let c = &self.cases[i];
+        let Some(ch) = &c.chan else { return false };
+        let f = ch.flags();
+        // Closed makes either kind ready (send fails, receive yields None).
+        let blocked = if c.send { FULL } else { EMPTY };
+        f & CLOSED != 0 || f & blocked == 0
+    }
+
     /// Step 1: the non-nil cases, shuffled (Fisher-Yates).
-    fn pollorder(&self, rng: &mut fastrand::Rng) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.cases.len())
+    fn pollorder(&self, rng: &mut fastrand::Rng) -> Order {
+        let mut order: Order = (0..self.cases.len())
             .filter(|&i| self.cases[i].chan.is_some())
             .collect();
         for i in (1..order.len()).rev() {
@@ -161,9 +206,9 @@ impl<T: Send> Select<T> {
     /// Steps 2-4: lock everything, fire the first ready case in `pollorder`,
     /// else (with a waker) queue every case.
     fn attempt(&mut self, pollorder: &[usize], park: Option<&Waker>) -> Attempt<T> {
-        let Select { cases, vals } = self;
+        let cases = &self.cases;
         let lockorder = lockorder(cases);
-        let mut guards: Vec<MutexGuard<'_, State<T>>> =
+        let mut guards: SmallVec<[Locked<'_, T>; INLINE]> =
             lockorder.iter().map(|c| c.lock()).collect();
         let slot = |ch: &Chan<T>| lockorder.binary_search_by_key(&ch.id(), |c| c.id()).ok();
 
@@ -173,7 +218,9 @@ impl<T: Send> Select<T> {
             let Some(g) = slot(ch) else { continue };
             let st = &mut guards[g];
             if cases[i].send {
-                let Some(v) = vals[i].take() else { continue };
+                let Some(v) = cases[i].val.take() else {
+                    continue;
+                };
                 match st.send(ch.inner.cap, v) {
                     SendStep::Done(h) => {
                         fired = Some((i, Outcome::Sent, h));
@@ -183,7 +230,7 @@ impl<T: Send> Select<T> {
                         fired = Some((i, Outcome::SendClosed(v), None));
                         break;
                     }
-                    SendStep::Full(v) => vals[i] = Some(v),
+                    SendStep::Full(v) => cases[i].val.set(Some(v)),
                 }
             } else if let RecvStep::Done(v, h) = st.recv() {
                 fired = Some((i, Outcome::Received(v), h));
@@ -206,7 +253,7 @@ impl<T: Send> Select<T> {
             let Some(ch) = &c.chan else { continue };
             let Some(g) = slot(ch) else { continue };
             if c.send {
-                if let Some(v) = vals[i].take() {
+                if let Some(v) = c.val.take() {
                     guards[g].sendq.push_back(Waiter {
                         cx: cx.clone(),
                         case: i,
@@ -229,7 +276,7 @@ impl<T: Send> Select<T> {
 #[must_use = "futures do nothing unless polled"]
 pub struct SelectFut<T> {
     sel: Select<T>,
-    pollorder: Vec<usize>,
+    pollorder: Order,
     /// Set while parked.
     cx: Option<Arc<Context<T>>>,
     done: bool,
@@ -297,8 +344,9 @@ fn dequeue_all<T>(cases: &[Case<T>], cx: &Arc<Context<T>>) {
 }
 
 /// Step 2: the distinct channels, sorted by id.
-fn lockorder<T>(cases: &[Case<T>]) -> Vec<&Chan<T>> {
-    let mut order: Vec<&Chan<T>> = cases.iter().filter_map(|c| c.chan.as_ref()).collect();
+fn lockorder<T>(cases: &[Case<T>]) -> SmallVec<[&Chan<T>; INLINE]> {
+    let mut order: SmallVec<[&Chan<T>; INLINE]> =
+        cases.iter().filter_map(|c| c.chan.as_ref()).collect();
     order.sort_unstable_by_key(|c| c.id());
     order.dedup_by_key(|c| c.id());
     order
