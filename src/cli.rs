@@ -70,6 +70,14 @@ pub struct RunArgs {
     /// Write a Chrome trace-event timeline of tasks and ops to this file.
     #[arg(long, value_name = "OUT.json")]
     pub trace: Option<PathBuf>,
+    /// The most tasks alive at once; past it `go` panics naming the limit.
+    #[arg(long, value_name = "N", default_value_t = 10_000_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tasks: u64,
+    /// Memory ceiling in MiB (default: three quarters of the machine's
+    /// memory); past it the program panics naming the limit.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_memory: Option<u64>,
     /// Arguments for the program, after `--` (see `args()`).
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -120,6 +128,11 @@ fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
         seed: a.seed,
         trace: a.trace.clone(),
         args: a.args.clone(),
+        max_tasks: Some(a.max_tasks as usize),
+        max_memory: a
+            .max_memory
+            .map(|m| (m as usize).saturating_mul(1 << 20))
+            .or_else(crate::memlimit::default_limit),
         ..Default::default()
     };
     match crate::interp::run_program(prog, cfg) {

@@ -4,6 +4,7 @@ pub mod chan;
 pub mod cli;
 pub mod device;
 pub mod interp;
+pub mod memlimit;
 pub mod netpoll;
 pub mod runtime;
 pub mod tensor;

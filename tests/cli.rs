@@ -293,3 +293,47 @@ fn trace_is_written_and_drawn() {
     let pic = fs::read_to_string(&svg).unwrap();
     assert!(pic.starts_with("<svg") && pic.contains("<rect"));
 }
+
+#[test]
+fn resource_limits_stop_runaway_programs_with_a_clear_panic() {
+    let tasks = tmp("tasks.weft");
+    fs::write(
+        &tasks,
+        "func main() {\n\tfor {\n\t\tgo { select {} }\n\t}\n}\n",
+    )
+    .unwrap();
+    let out = weft()
+        .arg("run")
+        .arg(&tasks)
+        .args(["--max-tasks", "1000"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with(
+            "panic: too many tasks: the limit is 1000 tasks alive at once (--max-tasks)\n"
+        ),
+        "{err}"
+    );
+    assert!(err.contains(":3:3 (task 1)"), "{err}");
+
+    let lists = tmp("lists.weft");
+    fs::write(
+        &lists,
+        "func main() {\n\tvar l []int\n\tfor {\n\t\tl = append(l, 1, 2, 3, 4, 5, 6, 7, 8)\n\t}\n}\n",
+    )
+    .unwrap();
+    let out = weft()
+        .arg("run")
+        .arg(&lists)
+        .args(["--max-memory", "64"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("panic: out of memory: the program uses more than 64 MiB (--max-memory)\n"),
+        "{err}"
+    );
+}

@@ -286,6 +286,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 s!(*out) = r;
             }
             Instr::ListNew { elems, out } => {
+                if let Some(msg) = crate::memlimit::exceeded() {
+                    break 'run fail(f, at, msg);
+                }
                 let l: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
                 s!(*out) = Value::list(l);
             }
@@ -311,6 +314,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 s!(*out) = r;
             }
             Instr::Append { x, elems, out } => {
+                if let Some(msg) = crate::memlimit::exceeded() {
+                    break 'run fail(f, at, msg);
+                }
                 let vals: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
                 let mut l = take_or_clone(fs, *x, *out);
                 tri!(ops::append(&mut l, vals.into_iter()));
@@ -330,6 +336,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 s!(*out) = sv;
             }
             Instr::MakeChan { cap, elem, out } => {
+                if let Some(msg) = crate::memlimit::exceeded() {
+                    break 'run fail(f, at, msg);
+                }
                 let n = match cap {
                     Some(c) => tri!(ops::as_int(&s!(*c))),
                     None => 0,
@@ -453,12 +462,18 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 };
             }
             Instr::Go { func, captures } => {
+                if let Some(msg) = crate::memlimit::exceeded() {
+                    break 'run fail(f, at, msg);
+                }
                 let init = captures.iter().map(|c| (*c, s!(*c).clone())).collect();
                 if let Err(e) = runtime::spawn(task(sh.clone(), *func, init)) {
                     break 'run fail(f, at, e.to_string());
                 }
             }
             Instr::GoCall { func, args } => {
+                if let Some(msg) = crate::memlimit::exceeded() {
+                    break 'run fail(f, at, msg);
+                }
                 let Some(g) = prog.funcs.get(*func as usize) else {
                     break 'run fail(f, at, "unknown function".into());
                 };

@@ -65,6 +65,9 @@ pub struct RunConfig {
     pub capture: bool,
     /// The most tasks that may exist at once (None: no limit).
     pub max_tasks: Option<usize>,
+    /// The memory ceiling in bytes (None: none). It is enforced only where
+    /// `memlimit::CountingAlloc` is the global allocator (the `weft` binary).
+    pub max_memory: Option<usize>,
 }
 
 impl Default for RunConfig {
@@ -76,6 +79,7 @@ impl Default for RunConfig {
             args: Vec::new(),
             capture: false,
             max_tasks: None,
+            max_memory: None,
         }
     }
 }
@@ -129,7 +133,9 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         trace: cfg.trace.clone(),
         max_tasks: cfg.max_tasks,
     });
+    crate::memlimit::set_limit(cfg.max_memory);
     let outcome = rt.run(task::task(sh.clone(), entry, Vec::new()));
+    crate::memlimit::set_limit(None);
     sh.out.flush();
     let output = std::mem::take(&mut *capture.lock());
     Ok(RunResult { outcome, output })

@@ -114,7 +114,7 @@ pub enum RunOutcome {
 /// Why `spawn` refused to start a task.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpawnError {
-    #[error("too many tasks: the limit is {limit} tasks alive at once (max_tasks)")]
+    #[error("too many tasks: the limit is {limit} tasks alive at once (--max-tasks)")]
     Limit { limit: usize },
     #[error("spawn called outside a weft runtime task")]
     NoRuntime,
