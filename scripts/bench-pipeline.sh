@@ -117,32 +117,38 @@ print("trace: wall %.1f ms; busy %s; overlap %.3f" % (
     wall, ", ".join("%s %.1f ms" % kv for kv in busy.items()), wall / max(busy.values())))
 
 # The picture: a window of about six training steps from the second epoch,
-# tracks named after their stage, tensor ops grouped by stage, and one row
-# per worker thread showing which task it was polling.
+# tracks named after their stage, tensor ops grouped by stage (runnable spans
+# left out), and the runtime's row per worker thread showing which task it
+# was polling.
 steps = sorted(e["ts"] for e in spans if e["tid"] == 4 and e["name"] == "softmax")
 if len(steps) > 60:
     lo, hi = steps[50] - 200, steps[56]
     stage_op = {2: "read (gather, scale)", 3: "copy (to, onehot)", 4: "train (fwd, bwd, update)", 1: "main"}
     keep = []
     for e in events:
+        pid = e.get("pid", 1)
         if e.get("ph") == "M":
-            if e.get("name") == "thread_name" and e.get("tid") in names:
+            if pid == 1 and e.get("name") == "thread_name" and e.get("tid") in names:
                 e["args"]["name"] = "task %d: %s" % (e["tid"], names[e["tid"]])
             keep.append(e)
-        elif e.get("ph") == "X" and e["tid"] in (2, 3, 4) and e["ts"] < hi and e["ts"] + e["dur"] > lo:
+        elif e.get("ph") != "X" or e["ts"] >= hi or e["ts"] + e["dur"] <= lo:
+            continue
+        elif pid == 2:
+            # The runtime's track per worker thread: which task each poll ran.
+            s, t = max(e["ts"], lo), min(e["ts"] + e["dur"], hi)
+            name = e["name"]
+            for tid, stage in names.items():
+                if name.startswith("task %d" % tid):
+                    name = "worker polls " + stage.split()[0]
+            keep.append(dict(e, ts=s, dur=t - s, name=name))
+        elif e["tid"] in (2, 3, 4) and e.get("cat") != "runnable":
             s, t = max(e["ts"], lo), min(e["ts"] + e["dur"], hi)
             e = dict(e, ts=s, dur=t - s)
             if e["cat"] == "op":
                 e["name"] = stage_op[e["tid"]]
             elif e["cat"] == "run":
-                # The same poll again on a row per worker thread.
-                keep.append(dict(e, pid=2, tid=e["args"]["worker"],
-                                 name="worker polls " + names[e["tid"]].split()[0]))
                 e["name"] = "running (interpreter)"
             keep.append(e)
-    for w in sorted({e["args"]["worker"] for e in spans}):
-        keep.append({"ph": "M", "name": "thread_name", "pid": 2, "tid": w,
-                     "args": {"name": "worker thread %d" % w}})
     json.dump({"traceEvents": keep, "displayTimeUnit": "ms"}, open(sys.argv[2], "w"))
 EOF
 else
