@@ -519,12 +519,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 pc = 0;
                 base = nb;
                 fs = &mut stack[base..];
-                *budget -= 1;
-                if *budget % LIFO_CHECK == 0 {
-                    runtime::release_lifo();
-                }
-                if *budget == 0 {
-                    *budget = BUDGET;
+                if spend(budget) {
                     break 'run Wait::Yield;
                 }
             }
@@ -568,15 +563,8 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Jump { to } => {
                 let to = *to as usize;
                 pc = to;
-                if to <= at {
-                    *budget -= 1;
-                    if *budget % LIFO_CHECK == 0 {
-                        runtime::release_lifo();
-                    }
-                    if *budget == 0 {
-                        *budget = BUDGET;
-                        break 'run Wait::Yield;
-                    }
+                if to <= at && spend(budget) {
+                    break 'run Wait::Yield;
                 }
             }
             Instr::CmpJump { op, kind, x, y, to } => {
@@ -640,12 +628,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 put_int(&mut s!(*out), r);
                 // The back edge: as `Jump { to: top }` does.
                 pc = *top as usize;
-                *budget -= 1;
-                if *budget % LIFO_CHECK == 0 {
-                    runtime::release_lifo();
-                }
-                if *budget == 0 {
-                    *budget = BUDGET;
+                if spend(budget) {
                     break 'run Wait::Yield;
                 }
                 // The condition: as the `CmpJumpK` at `top` does.
@@ -673,12 +656,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 };
                 put_int(&mut s!(*out), r);
                 pc = *top as usize;
-                *budget -= 1;
-                if *budget % LIFO_CHECK == 0 {
-                    runtime::release_lifo();
-                }
-                if *budget == 0 {
-                    *budget = BUDGET;
+                if spend(budget) {
                     break 'run Wait::Yield;
                 }
                 if let (Value::Int(a), Value::Int(b)) = (&s!(*cx), &s!(*cy)) {
@@ -745,6 +723,23 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
 }
 
 /// A timer duration from milliseconds (clamped, never overflowing).
+/// Spends one unit of the preemption budget at a call or a loop back edge.
+/// Every `LIFO_CHECK` units it lets the runtime hand a task kept waiting in
+/// this worker's LIFO slot to an idle worker; when the budget runs out it
+/// refills it and returns true: the task must yield.
+#[inline(always)]
+fn spend(budget: &mut u32) -> bool {
+    *budget -= 1;
+    if budget.is_multiple_of(LIFO_CHECK) {
+        runtime::release_lifo();
+    }
+    if *budget == 0 {
+        *budget = BUDGET;
+        return true;
+    }
+    false
+}
+
 fn duration(ms: f64) -> Duration {
     Duration::from_secs_f64((ms / 1000.0).clamp(0.0, MAX_SLEEP_S))
 }

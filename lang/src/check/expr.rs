@@ -557,26 +557,34 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn field(&mut self, x: &Expr, name: &Ident) -> Operand {
         let xo = self.value(x);
-        match &xo.ty {
-            Ty::Invalid => Operand::invalid(),
+        match self.field_type(x, &xo.ty, name) {
+            Some(t) => Operand::of(t),
+            None => Operand::invalid(),
+        }
+    }
+
+    /// The type of field `name` of `x`, whose type is `xt` (for reads and
+    /// for assignment targets alike); `None`, with an error reported unless
+    /// `xt` is already invalid, when there is no such field.
+    pub(crate) fn field_type(&mut self, x: &Expr, xt: &Ty, name: &Ident) -> Option<Ty> {
+        match xt {
+            Ty::Invalid => None,
             Ty::Struct(id) => {
                 let s = &self.info.structs[*id as usize];
-                match s.fields.iter().find(|(n, _)| *n == name.name) {
-                    Some((_, t)) => Operand::of(t.clone()),
-                    None => {
-                        let sname = s.name.clone();
-                        self.error(
-                            name.span,
-                            format!(
-                                "{}.{} undefined (type {sname} has no field {})",
-                                self.text(x.span),
-                                name.name,
-                                name.name
-                            ),
-                        );
-                        Operand::invalid()
-                    }
+                if let Some((_, t)) = s.fields.iter().find(|(n, _)| *n == name.name) {
+                    return Some(t.clone());
                 }
+                let sname = s.name.clone();
+                self.error(
+                    name.span,
+                    format!(
+                        "{}.{} undefined (type {sname} has no field {})",
+                        self.text(x.span),
+                        name.name,
+                        name.name
+                    ),
+                );
+                None
             }
             t => {
                 self.error(
@@ -588,7 +596,7 @@ impl<'a> Checker<'a> {
                         self.tyname(t)
                     ),
                 );
-                Operand::invalid()
+                None
             }
         }
     }

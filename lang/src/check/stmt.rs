@@ -469,40 +469,7 @@ impl<'a> Checker<'a> {
                     }
                     Target::Place(t) => t,
                 };
-                match xt {
-                    Ty::Struct(id) => {
-                        let s = &self.info.structs[id as usize];
-                        match s.fields.iter().find(|(n, _)| *n == name.name) {
-                            Some((_, t)) => Target::Place(t.clone()),
-                            None => {
-                                let sname = s.name.clone();
-                                self.error(
-                                    name.span,
-                                    format!(
-                                        "{}.{} undefined (type {sname} has no field {})",
-                                        self.text(x.span),
-                                        name.name,
-                                        name.name
-                                    ),
-                                );
-                                Target::Place(Ty::Invalid)
-                            }
-                        }
-                    }
-                    Ty::Invalid => Target::Place(Ty::Invalid),
-                    t => {
-                        self.error(
-                            name.span,
-                            format!(
-                                "{}.{} undefined (type {} has no fields)",
-                                self.text(x.span),
-                                name.name,
-                                self.tyname(&t)
-                            ),
-                        );
-                        Target::Place(Ty::Invalid)
-                    }
-                }
+                Target::Place(self.field_type(x, &xt, name).unwrap_or(Ty::Invalid))
             }
             _ => {
                 let op = self.expr(e);
