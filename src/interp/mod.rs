@@ -132,6 +132,10 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         seed: cfg.seed,
         trace: cfg.trace.clone(),
         max_tasks: cfg.max_tasks,
+    })
+    .with_wait_sites({
+        let sh = sh.clone();
+        Arc::new(move |site| task::site_loc(&sh.prog, site))
     });
     crate::memlimit::set_limit(cfg.max_memory);
     let outcome = rt.run(task::task(sh.clone(), entry, Vec::new()));

@@ -61,14 +61,14 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             Wait::End(end) => return end,
             Wait::Yield => runtime::yield_now().await,
             Wait::Nil { at } => {
-                runtime::set_wait(WaitKind::NilChan, st.loc(prog, at));
+                st.wait(prog, WaitKind::NilChan, at);
                 std::future::pending::<()>().await;
             }
             Wait::Send { ch, val, at } => {
                 let Some(c) = st.chan_at(ch) else {
                     return st.fail(prog, at, "send: lost its channel".into());
                 };
-                runtime::set_wait(WaitKind::ChanSend, st.loc(prog, at));
+                st.wait(prog, WaitKind::ChanSend, at);
                 let r = c.send(val).await;
                 runtime::clear_wait();
                 if r.is_err() {
@@ -79,7 +79,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 let Some(c) = st.chan_at(ch) else {
                     return st.fail(prog, at, "receive: lost its channel".into());
                 };
-                runtime::set_wait(WaitKind::ChanRecv, st.loc(prog, at));
+                st.wait(prog, WaitKind::ChanRecv, at);
                 let got = c.recv().await;
                 runtime::clear_wait();
                 if let Some(t) = st.deliver(prog, at, got) {
@@ -89,7 +89,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 }
             }
             Wait::Select { sel, at } => {
-                runtime::set_wait(WaitKind::Select, st.loc(prog, at));
+                st.wait(prog, WaitKind::Select, at);
                 let chosen = sel.select(&mut st.rng).await;
                 runtime::clear_wait();
                 match st.selected(prog, at, chosen) {
@@ -103,7 +103,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 }
             }
             Wait::Sleep { dur, at } => {
-                runtime::set_wait(WaitKind::Sleep, st.loc(prog, at));
+                st.wait(prog, WaitKind::Sleep, at);
                 runtime::sleep(dur).await;
                 runtime::clear_wait();
             }
@@ -126,6 +126,23 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
     }
 }
 
+/// Bits of a site number that hold the instruction index; the function
+/// index sits above them (sites are below 2^56, see `runtime::set_wait_site`).
+const SITE_PC_BITS: u32 = 28;
+
+/// The site number of instruction `at` of function `func`, if it fits.
+#[inline]
+fn site_of(func: FuncId, at: usize) -> Option<u64> {
+    let (func, at) = (u64::from(func), at as u64);
+    (at < 1 << SITE_PC_BITS && func < 1 << (56 - SITE_PC_BITS)).then_some(func << SITE_PC_BITS | at)
+}
+
+/// The location of a site made by `site_of` (the runtime's resolver).
+pub(super) fn site_loc(prog: &Program, site: u64) -> runtime::SrcLoc {
+    let func = prog.funcs.get((site >> SITE_PC_BITS) as usize);
+    loc_of(func, (site & ((1 << SITE_PC_BITS) - 1)) as usize)
+}
+
 impl TaskState {
     /// The channel in slot `slot` of the current frame (`None`: nil, or not
     /// a channel, which `step` has ruled out before waiting on it).
@@ -142,6 +159,16 @@ impl TaskState {
 
     fn loc(&self, prog: &Program, at: usize) -> runtime::SrcLoc {
         loc_of(self.func(prog), at)
+    }
+
+    /// Records the wait of the instruction at `at` for deadlock reports:
+    /// as a site number (no allocation, see `site_loc`) when it fits.
+    #[inline]
+    fn wait(&self, prog: &Program, kind: WaitKind, at: usize) {
+        match site_of(self.cur, at) {
+            Some(site) => runtime::set_wait_site(kind, site),
+            None => runtime::set_wait(kind, self.loc(prog, at)),
+        }
     }
 
     fn fail(&self, prog: &Program, at: usize, msg: Fail) -> TaskEnd {

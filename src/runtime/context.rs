@@ -21,9 +21,10 @@ use crossbeam_deque::Worker;
 
 use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
 use super::shared::Shared;
-use super::sync::{lock, Ordering};
-use super::task::{Task, WaitInfo};
+use super::sync::Ordering;
+use super::task::Task;
 use super::trace::{Event, Kind};
+use super::wait::{pack, SITE_LIMIT};
 
 /// Polls a task may run between preemption points before `preempt_point`
 /// yields (counted per poll).
@@ -46,9 +47,11 @@ pub(crate) struct Ctx {
     /// `schedule_local` fills it), so a stale note is never read.
     pub lifo_seen: Cell<Option<u64>>,
     pub current: RefCell<Option<Arc<Task>>>,
-    /// The wait recorded by `set_wait` during the current poll; moved into
-    /// the task when the poll returns Pending.
-    pub wait: RefCell<Option<WaitInfo>>,
+    /// The wait word (`wait.rs`) recorded by `set_wait` during the current
+    /// poll (0: none); published into the task when the poll returns Pending.
+    pub wait: Cell<u64>,
+    /// Trace clock (ns) when that wait began; only kept while tracing.
+    pub wait_since: Cell<u64>,
     /// Whether the current task's `wait` holds a reason published by an
     /// earlier poll (then `clear_wait` must clear it).
     pub wait_published: Cell<bool>,
@@ -103,7 +106,8 @@ impl Ctx {
             lifo_polls: Cell::new(0),
             lifo_seen: Cell::new(None),
             current: RefCell::new(None),
-            wait: RefCell::new(None),
+            wait: Cell::new(0),
+            wait_since: Cell::new(0),
             wait_published: Cell::new(false),
             budget: Cell::new(PREEMPT_BUDGET),
             rng: RefCell::new(rng),
@@ -175,6 +179,28 @@ impl Ctx {
 
     /// Records that `task` became runnable (tracing on only). Called before
     /// the task is pushed to a queue (see the pairing invariant in `trace.rs`).
+    /// Records `wait: KIND` from the start of the wait to now.
+    #[cold]
+    pub fn trace_wait_end(&self, word: u64) {
+        if let Some(kind) = super::wait::kind_of(word) {
+            self.trace_event(
+                format!("wait: {kind}").into(),
+                "wait",
+                self.wait_since.get(),
+                self.current_id(),
+            );
+        }
+    }
+
+    /// Stores the wait word of the current poll (and its start when tracing).
+    #[inline]
+    pub fn record_wait(&self, word: u64) {
+        if self.trace.is_some() {
+            self.wait_since.set(self.shared.driver.now());
+        }
+        self.wait.set(word);
+    }
+
     pub fn trace_wake(&self, task: u64) {
         if let Some(buf) = &self.trace {
             let ev = Event::wake(
@@ -234,39 +260,52 @@ pub fn current_task() -> u64 {
 }
 
 /// Records why the current task is about to block (for deadlock reports and
-/// the trace). Call before awaiting a blocking operation. Cheap: the reason
-/// stays in the worker until the poll returns Pending (see `run_task`).
+/// the trace). Call before awaiting a blocking operation. The location is
+/// interned once per run (a lock and a lookup): a hot loop should number
+/// its sites and use [`set_wait_site`] instead.
 pub fn set_wait(kind: WaitKind, loc: SrcLoc) {
     with_ctx(|ctx| {
-        let since = if ctx.trace.is_some() {
-            ctx.shared.driver.now()
+        let word = ctx.shared.sites.intern(kind, loc);
+        ctx.record_wait(word);
+    });
+}
+
+/// Records a wait like [`set_wait`], at a site the runtime's
+/// [`SiteResolver`](super::SiteResolver) turns into a location if a deadlock
+/// is reported (see `Runtime::with_wait_sites`). A few plain stores: the
+/// word stays in the worker until the poll returns Pending. `site` must be
+/// below 2^56.
+#[inline]
+pub fn set_wait_site(kind: WaitKind, site: u64) {
+    with_ctx(|ctx| {
+        let word = if site < SITE_LIMIT {
+            pack(kind, site, false)
         } else {
-            0
+            ctx.shared.sites.intern(kind, SrcLoc::new("?", 0, 0))
         };
-        *ctx.wait.borrow_mut() = Some(WaitInfo { kind, loc, since });
+        ctx.record_wait(word);
     });
 }
 
 /// Clears the wait recorded by `set_wait`. Call after the operation completed.
+#[inline]
 pub fn clear_wait() {
     with_ctx(|ctx| {
-        let mut w = ctx.wait.borrow_mut().take();
+        let mut w = ctx.wait.replace(0);
         if ctx.wait_published.get() {
             // The task blocked since `set_wait`: its reason was published.
             ctx.wait_published.set(false);
             if let Some(t) = ctx.current.borrow().as_ref() {
-                let published = lock(&t.wait).take();
-                t.has_wait.store(false, Ordering::Relaxed);
-                w = w.or(published);
+                // Only this worker writes the word while the task runs:
+                // a load and a store, no read-modify-write.
+                if w == 0 {
+                    w = t.wait.load(Ordering::Relaxed);
+                }
+                t.wait.store(0, Ordering::Relaxed);
             }
         }
-        if let (Some(w), Some(_)) = (w, &ctx.trace) {
-            ctx.trace_event(
-                format!("wait: {}", w.kind).into(),
-                "wait",
-                w.since,
-                ctx.current_id(),
-            );
+        if w != 0 && ctx.trace.is_some() {
+            ctx.trace_wait_end(w);
         }
     });
 }

@@ -10,6 +10,7 @@
 //! | `time.rs`     | `sleep`, `after`, `now_ms`, `register_io` (through `netpoll`) |
 //! | `task.rs`     | a task: number, future, wait reason; `Arc<Task>` is its waker |
 //! | `state.rs`    | a task's scheduling state machine (one atomic byte) |
+//! | `wait.rs`     | a blocked task's wait reason as one word; sites and their locations |
 //! | `registry.rs` | tasks that blocked (deadlock report, final drop) |
 //! | `shared.rs`   | state shared by workers; spawn, wake routing, shutdown protocol, deadlock check |
 //! | `worker.rs`   | the worker loop: LIFO slot, local queue, injector, stealing |
@@ -38,6 +39,7 @@ pub mod sync;
 mod task;
 mod time;
 mod trace;
+mod wait;
 mod worker;
 
 use std::future::Future;
@@ -49,9 +51,10 @@ use crossbeam_deque::Worker;
 pub use api::{BlockedTask, Config, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
 pub use context::{
     clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_task_name,
-    set_wait, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
+    set_wait, set_wait_site, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
 };
 pub use time::{after, now_ms, register_io, sleep};
+pub use wait::SiteResolver;
 
 use context::{install, Ctx};
 use shared::Shared;
@@ -61,6 +64,7 @@ use trace::Tracer;
 /// A task runtime. Cheap to create: threads exist only while `run` runs.
 pub struct Runtime {
     cfg: Config,
+    sites: Option<SiteResolver>,
     trace_error: sync::Mutex<Option<String>>,
 }
 
@@ -68,8 +72,16 @@ impl Runtime {
     pub fn new(cfg: Config) -> Runtime {
         Runtime {
             cfg,
+            sites: None,
             trace_error: sync::Mutex::new(None),
         }
+    }
+
+    /// Gives the runtime the resolver of the sites passed to
+    /// `set_wait_site`, called only to write a deadlock report.
+    pub fn with_wait_sites(mut self, resolver: SiteResolver) -> Runtime {
+        self.sites = Some(resolver);
+        self
     }
 
     /// Runs `main` as task 1 on this thread (worker 0) plus `workers - 1`
@@ -93,6 +105,7 @@ impl Runtime {
             stealers,
             driver,
             tracer,
+            wait::Sites::new(self.sites.clone()),
         ));
         let mut locals = locals.into_iter();
         let local0 = locals.next().unwrap_or_else(Worker::new_fifo);

@@ -26,6 +26,7 @@ use super::registry::Registry;
 use super::sync::{lock, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use super::task::{BoxFuture, Task};
 use super::trace::{Event, Tracer};
+use super::wait::Sites;
 use crate::netpoll::Driver;
 
 pub(crate) struct Shared {
@@ -45,6 +46,8 @@ pub(crate) struct Shared {
     shutdown: AtomicBool,
     outcome: Mutex<Option<RunOutcome>>,
     pub tracer: Option<Tracer>,
+    /// Where wait words point (`wait.rs`).
+    pub sites: Sites,
 }
 
 impl Shared {
@@ -55,6 +58,7 @@ impl Shared {
         stealers: Vec<Stealer<Arc<Task>>>,
         driver: Driver,
         tracer: Option<Tracer>,
+        sites: Sites,
     ) -> Shared {
         Shared {
             workers,
@@ -72,6 +76,7 @@ impl Shared {
             shutdown: AtomicBool::new(false),
             outcome: Mutex::new(None),
             tracer,
+            sites,
         }
     }
 
@@ -175,10 +180,12 @@ impl Shared {
             .snapshot()
             .iter()
             .filter_map(|t| {
-                lock(&t.wait).as_ref().map(|w| BlockedTask {
+                let word = t.wait.load(Ordering::Relaxed);
+                let (kind, loc) = self.sites.resolve(word)?;
+                Some(BlockedTask {
                     task: t.id,
-                    kind: w.kind,
-                    loc: w.loc.clone(),
+                    kind,
+                    loc,
                 })
             })
             .collect()

@@ -21,22 +21,13 @@ use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::task::{Wake, Waker};
 
-use super::api::{SrcLoc, TaskEnd, WaitKind};
+use super::api::TaskEnd;
 use super::shared::Shared;
 use super::state::TaskState;
-use super::sync::{AtomicBool, AtomicUsize, Mutex};
+use super::sync::{AtomicU64, AtomicUsize};
 use std::cell::UnsafeCell;
 
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send>>;
-
-/// The wait a blocked task recorded with `set_wait`.
-#[derive(Clone, Debug)]
-pub(crate) struct WaitInfo {
-    pub kind: WaitKind,
-    pub loc: SrcLoc,
-    /// Trace clock (ns) when the wait began; 0 when tracing is off.
-    pub since: u64,
-}
 
 /// What only the polling worker touches: the future and the task's own
 /// waker (made on the first poll, dropped with the future, which breaks the
@@ -51,11 +42,10 @@ pub(crate) struct Task {
     pub state: TaskState,
     /// Reached only through `with_body` (see the ownership invariant).
     body: UnsafeCell<Body>,
-    /// The reason of the wait the task is blocked in, published when a poll
-    /// returned Pending after `set_wait` (read by the deadlock report).
-    pub wait: Mutex<Option<WaitInfo>>,
-    /// Whether `wait` holds a reason (read at the start of each poll).
-    pub has_wait: AtomicBool,
+    /// The wait word (`wait.rs`) of the wait the task is blocked in,
+    /// published when a poll returned Pending after `set_wait`; 0 when none.
+    /// Read by the deadlock report.
+    pub wait: AtomicU64,
     pub shared: Weak<Shared>,
     /// Index in the registry's shard (see `registry.rs`).
     pub slot: AtomicUsize,
@@ -70,8 +60,7 @@ impl Task {
                 future: Some(future),
                 waker: None,
             }),
-            wait: Mutex::new(None),
-            has_wait: AtomicBool::new(false),
+            wait: AtomicU64::new(0),
             shared,
             slot: AtomicUsize::new(super::registry::UNREGISTERED),
         })

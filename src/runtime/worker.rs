@@ -21,7 +21,7 @@ use super::api::{RunOutcome, SrcLoc, TaskEnd};
 use super::context::{Ctx, PREEMPT_BUDGET};
 use super::idle::ParkDecision;
 use super::registry::Registry;
-use super::sync::{fence, lock, Ordering};
+use super::sync::{fence, Ordering};
 use super::task::{Body, Task};
 
 /// Turns between maintenance steps (tokio uses 61 too: prime, so it does
@@ -152,7 +152,7 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     // The task sits in `current` during the poll (set_wait and friends read
     // it); only shared borrows of `current` are taken until it is taken back.
     ctx.wait_published
-        .set(task.has_wait.load(Ordering::Relaxed));
+        .set(task.wait.load(Ordering::Relaxed) != 0);
     *ctx.current.borrow_mut() = Some(task);
     let res = {
         let current = ctx.current.borrow();
@@ -189,7 +189,7 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     let Some(task) = ctx.current.borrow_mut().take() else {
         return;
     };
-    let wait = ctx.wait.borrow_mut().take();
+    let wait = ctx.wait.replace(0);
     ctx.trace_event("run".into(), "run", t0, id);
     match res {
         Poll::Pending => {
@@ -199,9 +199,8 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
                 shared.registry.insert(task.clone());
             }
             // Publish the wait reason for the deadlock report.
-            if let Some(w) = wait {
-                *lock(&task.wait) = Some(w);
-                task.has_wait.store(true, Ordering::Relaxed);
+            if wait != 0 {
+                task.wait.store(wait, Ordering::Relaxed);
             }
             if task.state.stop_running() {
                 // Woken during its own poll (yield_now): back of the queue.
