@@ -53,10 +53,19 @@ impl TaskState {
 
     /// A worker took the task from a queue. Returns false if the task is
     /// already finished (it is then dropped instead of polled).
+    ///
+    /// A load and a store, not a compare-and-swap: while the task is
+    /// SCHEDULED nobody else writes the byte (`wake` leaves SCHEDULED alone,
+    /// and only the queue's taker may `finish` it), so the check cannot be
+    /// overtaken. The Acquire load reads the value of the waker's AcqRel
+    /// CAS, so what the waker wrote before waking is visible to the poll.
+    /// (One locked instruction fewer per poll.)
     pub fn start_running(&self) -> bool {
-        self.0
-            .compare_exchange(SCHEDULED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+        if self.0.load(Ordering::Acquire) != SCHEDULED {
+            return false;
+        }
+        self.0.store(RUNNING, Ordering::Release);
+        true
     }
 
     /// The poll returned Pending. Returns true when a wake arrived during
