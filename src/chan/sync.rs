@@ -13,8 +13,24 @@
 
 #[cfg(not(loom))]
 mod imp {
+    /// `std`'s `UnsafeCell` with loom's access API (`with_mut`), so the
+    /// model checker sees every access of the waiter protocol.
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) const fn new(v: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(v))
+        }
+        /// Runs `f` with a raw pointer to the value; the caller's protocol
+        /// makes the access exclusive.
+        #[inline]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+
     pub(crate) use crossbeam_utils::Backoff;
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
     pub(crate) use std::sync::Arc;
     pub(crate) use std::thread::{current, park, Thread};
 
@@ -56,7 +72,8 @@ mod imp {
 
 #[cfg(loom)]
 mod imp {
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    pub(crate) use loom::cell::UnsafeCell;
+    pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
     pub(crate) use loom::sync::Arc;
     pub(crate) use loom::thread::{current, park, Thread};
 
