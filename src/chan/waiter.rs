@@ -173,7 +173,7 @@ impl<T> Context<T> {
         // SAFETY: invariant 3: the owner holds `REGISTERING`.
         let old = self
             .waker
-            .with_mut(|p| unsafe { std::mem::replace(&mut *p, Some(waker.clone())) });
+            .with_mut(|p| unsafe { (*p).replace(waker.clone()) });
         // SAFETY: invariant 4, as above.
         self.waker_id.with_mut(|p| unsafe { *p = id });
         let closed =
