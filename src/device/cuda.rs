@@ -24,8 +24,11 @@ use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use parking_lot::Mutex;
 
-use super::cuda_kernels::Kernels;
-use super::{BinOp, Device, DeviceError, DeviceMem, Event, Layout, MatmulDims, UnaryOp};
+use super::cuda_kernels::{self, Kernels};
+use super::{
+    BinOp, Device, DeviceError, DeviceMem, Event, KernelCheck, Layout, MatmulDims, Rows, Trans,
+    UnaryOp,
+};
 
 /// What probing the backend found.
 pub struct Probe {
@@ -69,6 +72,30 @@ pub fn probe() -> Probe {
         },
         Ok(Err(e)) => none(format!("cuda: {e}; running on cpu only")),
         Err(_) => none("cuda: the driver is too old for this build; running on cpu only".into()),
+    }
+}
+
+/// Compiles the kernel source for `arch` (e.g. `compute_90`) with NVRTC,
+/// without a GPU. Never panics: a missing libnvrtc is `Skipped`.
+pub fn check_kernels(arch: &str) -> KernelCheck {
+    // SAFETY: this only tries to dlopen libnvrtc's usual names.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return KernelCheck::Skipped(
+            "libnvrtc (libnvrtc.so.13) cannot be loaded; put its directory on LD_LIBRARY_PATH \
+             (scripts/nvrtc-check.sh installs it from the nvidia-cuda-nvrtc wheel)"
+                .into(),
+        );
+    }
+    // cudarc panics when a symbol is missing from the library it loaded.
+    match catch_unwind(AssertUnwindSafe(|| cuda_kernels::compile(arch))) {
+        Ok(Ok(ptx)) => KernelCheck::Compiled {
+            ptx: ptx.to_src(),
+            entry_points: cuda_kernels::ENTRY_POINTS,
+        },
+        Ok(Err(e)) => KernelCheck::Failed(e),
+        Err(_) => KernelCheck::Skipped(
+            "the libnvrtc found lacks a function this build needs (older than cuda 13?)".into(),
+        ),
     }
 }
 
@@ -172,6 +199,74 @@ impl CudaGpu {
         Ok(slice)
     }
 
+    /// Like `input` on the compute stream, also checking the buffer's length.
+    fn checked<'a>(
+        &self,
+        mem: &'a DeviceMem,
+        len: usize,
+    ) -> Result<&'a CudaSlice<f32>, DeviceError> {
+        let s = self.input(mem, &self.compute)?;
+        if s.len() != len {
+            return Err(self.fail(format!("buffer holds {} values, want {len}", s.len())));
+        }
+        Ok(s)
+    }
+
+    /// Row-major `op(a) [m,k] x op(b) [k,n]` through cuBLAS's column-major
+    /// SGEMM. A row-major `[r, c]` buffer is the column-major `[c, r]`
+    /// matrix, i.e. the transpose, so row-major `C = A B` is computed as
+    /// column-major `C^T = B^T A^T`: the operands swap, and an operand
+    /// stored transposed needs `CUBLAS_OP_T` with its own leading dimension.
+    fn gemm(
+        &self,
+        a: &DeviceMem,
+        b: &DeviceMem,
+        d: MatmulDims,
+        t: Trans,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        let MatmulDims { m, k, n } = d;
+        let (sa, sb) = (self.checked(a, m * k)?, self.checked(b, k * n)?);
+        let mut out = self
+            .compute
+            .alloc_zeros::<f32>(m * n)
+            .map_err(|e| self.fail(e))?;
+        if m == 0 || n == 0 || k == 0 {
+            return self.output(out);
+        }
+        let dim = |x: usize| {
+            i32::try_from(x).map_err(|_| self.fail(format!("dimension {x} too large for cublas")))
+        };
+        let op = |tr: bool| {
+            if tr {
+                cublasOperation_t::CUBLAS_OP_T
+            } else {
+                cublasOperation_t::CUBLAS_OP_N
+            }
+        };
+        let cfg = GemmConfig {
+            // first operand B^T: b is row-major [k,n] (col-major [n,k] = B^T,
+            // ld n), or stored transposed, row-major [n,k] (col-major B, ld k)
+            transa: op(t.b),
+            // second operand A^T: a is row-major [m,k] (col-major A^T, ld k),
+            // or stored transposed, row-major [k,m] (col-major A, ld m)
+            transb: op(t.a),
+            m: dim(n)?,
+            n: dim(m)?,
+            k: dim(k)?,
+            alpha: 1.0f32,
+            lda: dim(if t.b { k } else { n })?,
+            ldb: dim(if t.a { m } else { k })?,
+            beta: 0.0f32,
+            ldc: dim(n)?,
+        };
+        // SAFETY: `sa` holds m*k values and `sb` k*n (checked above), `out`
+        // m*n; with the operations and leading dimensions above cuBLAS reads
+        // op(B^T) as n x k and op(A^T) as k x m and writes n x m (column-
+        // major), all within those buffers.
+        unsafe { self.blas.lock().gemm(cfg, sb, sa, &mut out) }.map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
     /// Wraps a kernel's output with an event recorded on the compute stream.
     fn output(&self, out: CudaSlice<f32>) -> Result<Option<DeviceMem>, DeviceError> {
         let ev = self.compute.record_event(None).map_err(|e| self.fail(e))?;
@@ -253,35 +348,86 @@ impl Device for CudaGpu {
         b: &DeviceMem,
         d: MatmulDims,
     ) -> Result<Option<DeviceMem>, DeviceError> {
-        let (sa, sb) = (self.input(a, &self.compute)?, self.input(b, &self.compute)?);
-        let MatmulDims { m, k, n } = d;
-        let mut out = self
-            .compute
-            .alloc_zeros::<f32>(m * n)
+        self.gemm(a, b, d, Trans::default())
+    }
+
+    fn matmul_t(
+        &self,
+        a: &DeviceMem,
+        b: &DeviceMem,
+        d: MatmulDims,
+        t: Trans,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        self.gemm(a, b, d, t)
+    }
+
+    fn transpose(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out = self
+            .kernels
+            .transpose(&self.compute, sa, r.rows, r.cols)
             .map_err(|e| self.fail(e))?;
-        if m == 0 || n == 0 || k == 0 {
-            return self.output(out);
+        self.output(out)
+    }
+
+    fn softmax(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out = self
+            .kernels
+            .softmax(&self.compute, sa, r.rows, r.cols)
+            .map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
+    fn sum(&self, a: &DeviceMem, len: usize) -> Result<Option<f64>, DeviceError> {
+        let sa = self.checked(a, len)?;
+        let s = self
+            .kernels
+            .sum(&self.compute, sa)
+            .map_err(|e| self.fail(e))?;
+        Ok(Some(s))
+    }
+
+    fn sum_rows(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out = self
+            .kernels
+            .sum_rows(&self.compute, sa, r.rows, r.cols)
+            .map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
+    fn argmax_rows(&self, a: &DeviceMem, r: Rows) -> Result<Option<Vec<i64>>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out = self
+            .kernels
+            .argmax_rows(&self.compute, sa, r.rows, r.cols)
+            .map_err(|e| self.fail(e))?;
+        Ok(Some(out))
+    }
+
+    fn onehot(&self, labels: &[i64], n: usize) -> Result<Option<DeviceMem>, DeviceError> {
+        let Ok(labels) = labels
+            .iter()
+            .map(|&l| u32::try_from(l))
+            .collect::<Result<Vec<u32>, _>>()
+        else {
+            return Ok(None);
+        };
+        // The labels travel on the copy stream, like any upload; the
+        // compute stream waits for them.
+        let dl = if labels.is_empty() {
+            self.copy.alloc_zeros::<u32>(0)
+        } else {
+            self.copy.clone_htod(&labels)
         }
-        let dim = |x: usize| {
-            i32::try_from(x).map_err(|_| self.fail(format!("dimension {x} too large for cublas")))
-        };
-        // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
-        let cfg = GemmConfig {
-            transa: cublasOperation_t::CUBLAS_OP_N,
-            transb: cublasOperation_t::CUBLAS_OP_N,
-            m: dim(n)?,
-            n: dim(m)?,
-            k: dim(k)?,
-            alpha: 1.0f32,
-            lda: dim(n)?,
-            ldb: dim(k)?,
-            beta: 0.0f32,
-            ldc: dim(n)?,
-        };
-        // SAFETY: `sb` is k x n, `sa` is m x k and `out` m x n (row-major),
-        // i.e. column-major n x k, k x m and n x m with the leading
-        // dimensions given; cuBLAS reads and writes only within them.
-        unsafe { self.blas.lock().gemm(cfg, sb, sa, &mut out) }.map_err(|e| self.fail(e))?;
+        .map_err(|e| self.fail(e))?;
+        let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
+        self.compute.wait(&ev).map_err(|e| self.fail(e))?;
+        let out = self
+            .kernels
+            .onehot(&self.compute, &dl, n)
+            .map_err(|e| self.fail(e))?;
         self.output(out)
     }
 
