@@ -233,32 +233,7 @@ impl CudaGpu {
         if m == 0 || n == 0 || k == 0 {
             return self.output(out);
         }
-        let dim = |x: usize| {
-            i32::try_from(x).map_err(|_| self.fail(format!("dimension {x} too large for cublas")))
-        };
-        let op = |tr: bool| {
-            if tr {
-                cublasOperation_t::CUBLAS_OP_T
-            } else {
-                cublasOperation_t::CUBLAS_OP_N
-            }
-        };
-        let cfg = GemmConfig {
-            // first operand B^T: b is row-major [k,n] (col-major [n,k] = B^T,
-            // ld n), or stored transposed, row-major [n,k] (col-major B, ld k)
-            transa: op(t.b),
-            // second operand A^T: a is row-major [m,k] (col-major A^T, ld k),
-            // or stored transposed, row-major [k,m] (col-major A, ld m)
-            transb: op(t.a),
-            m: dim(n)?,
-            n: dim(m)?,
-            k: dim(k)?,
-            alpha: 1.0f32,
-            lda: dim(if t.b { k } else { n })?,
-            ldb: dim(if t.a { m } else { k })?,
-            beta: 0.0f32,
-            ldc: dim(n)?,
-        };
+        let cfg = gemm_config(d, t).map_err(|e| self.fail(e))?;
         // SAFETY: `sa` holds m*k values and `sb` k*n (checked above), `out`
         // m*n; with the operations and leading dimensions above cuBLAS reads
         // op(B^T) as n x k and op(A^T) as k x m and writes n x m (column-
@@ -287,6 +262,37 @@ impl CudaGpu {
         // all `len` values before the copy reads them.
         unsafe { self.ctx.alloc_pinned::<f32>(len) }.map_err(|e| self.fail(e))
     }
+}
+
+/// The cuBLAS arguments of row-major `op(a) [m,k] x op(b) [k,n]` (see
+/// `CudaGpu::gemm`): cuBLAS's first operand is `b`, its second `a`.
+fn gemm_config(d: MatmulDims, t: Trans) -> Result<GemmConfig<f32>, String> {
+    let MatmulDims { m, k, n } = d;
+    let dim =
+        |x: usize| i32::try_from(x).map_err(|_| format!("dimension {x} too large for cublas"));
+    let op = |tr: bool| {
+        if tr {
+            cublasOperation_t::CUBLAS_OP_T
+        } else {
+            cublasOperation_t::CUBLAS_OP_N
+        }
+    };
+    Ok(GemmConfig {
+        // first operand B^T: b is row-major [k,n] (col-major [n,k] = B^T,
+        // ld n), or stored transposed, row-major [n,k] (col-major B, ld k)
+        transa: op(t.b),
+        // second operand A^T: a is row-major [m,k] (col-major A^T, ld k),
+        // or stored transposed, row-major [k,m] (col-major A, ld m)
+        transb: op(t.a),
+        m: dim(n)?,
+        n: dim(m)?,
+        k: dim(k)?,
+        alpha: 1.0f32,
+        lda: dim(if t.b { k } else { n })?,
+        ldb: dim(if t.a { m } else { k })?,
+        beta: 0.0f32,
+        ldc: dim(n)?,
+    })
 }
 
 fn event_of(mem: &DeviceMem) -> Option<&GpuEvent> {
@@ -474,5 +480,82 @@ impl Device for CudaGpu {
             .scalar(&self.compute, op, sa, s, left)
             .map_err(|e| self.fail(e))?;
         self.output(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Column-major SGEMM as cuBLAS defines it, `C = op(A) op(B)` with
+    /// alpha 1 and beta 0: the reference the arguments are checked against.
+    fn sgemm(c: &GemmConfig<f32>, a: &[f32], b: &[f32]) -> Vec<f32> {
+        let (m, n, k) = (c.m as usize, c.n as usize, c.k as usize);
+        let (lda, ldb, ldc) = (c.lda as usize, c.ldb as usize, c.ldc as usize);
+        let ta = c.transa == cublasOperation_t::CUBLAS_OP_T;
+        let tb = c.transb == cublasOperation_t::CUBLAS_OP_T;
+        // op(A) is m x k, op(B) is k x n
+        let at = |i: usize, p: usize| if ta { a[p + i * lda] } else { a[i + p * lda] };
+        let bt = |p: usize, j: usize| if tb { b[j + p * ldb] } else { b[p + j * ldb] };
+        let mut out = vec![0.0; ldc * n];
+        for j in 0..n {
+            for i in 0..m {
+                out[i + j * ldc] = (0..k).map(|p| at(i, p) * bt(p, j)).sum();
+            }
+        }
+        out
+    }
+
+    fn row_major_transpose(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+        let mut out = vec![0.0; v.len()];
+        for r in 0..rows {
+            for c in 0..cols {
+                out[c * rows + r] = v[r * cols + c];
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn gemm_arguments_compute_the_row_major_product_for_every_transpose() {
+        let (m, k, n) = (3, 4, 5);
+        let a: Vec<f32> = (0..m * k).map(|x| x as f32 * 0.5 - 2.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|x| 1.0 - x as f32 * 0.25).collect();
+        let mut want = vec![0.0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                want[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            }
+        }
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            // an operand with its flag set is stored transposed
+            let sa = if ta {
+                row_major_transpose(&a, m, k)
+            } else {
+                a.clone()
+            };
+            let sb = if tb {
+                row_major_transpose(&b, k, n)
+            } else {
+                b.clone()
+            };
+            let cfg = gemm_config(MatmulDims { m, k, n }, Trans { a: ta, b: tb }).unwrap();
+            // cuBLAS's first operand is b, its second a (see CudaGpu::gemm)
+            let got = sgemm(&cfg, &sb, &sa);
+            assert_eq!(got, want, "ta {ta} tb {tb}");
+        }
+    }
+
+    #[test]
+    fn gemm_rejects_dimensions_past_i32() {
+        let d = MatmulDims {
+            m: 1 << 31,
+            k: 1,
+            n: 1,
+        };
+        assert_eq!(
+            gemm_config(d, Trans::default()).unwrap_err(),
+            "dimension 2147483648 too large for cublas"
+        );
     }
 }
