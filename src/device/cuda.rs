@@ -8,7 +8,13 @@
 //! training loop's equal-sized batches), which is what makes the copy truly
 //! asynchronous; the event recorded after the copy is the tensor's
 //! readiness handle. Every kernel first makes the compute stream wait on its
-//! inputs' events, then records its own event after launching.
+//! inputs' events, then records its own event after launching. Only `sum`
+//! and `argmax_rows` (and downloads) bring values back to the host: one
+//! float or one index per row, copied after the kernel on the compute stream.
+//!
+//! Buffers: a tensor of `len` values is a `CudaSlice<f32>` of `len` values,
+//! or of one unused value when `len` is 0 (CUDA cannot allocate zero bytes);
+//! every length check compares with `len.max(1)`.
 //!
 //! Probing (`probe`) never panics on a machine without CUDA: it checks that
 //! the driver, cuBLAS and NVRTC libraries can be loaded before touching
@@ -24,7 +30,7 @@ use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use parking_lot::Mutex;
 
-use super::cuda_kernels::{self, Kernels};
+use super::cuda_kernels::{self, alloc_out, Kernels};
 use super::{
     BinOp, Device, DeviceError, DeviceMem, Event, KernelCheck, Layout, MatmulDims, Rows, Trans,
     UnaryOp,
@@ -206,7 +212,7 @@ impl CudaGpu {
         len: usize,
     ) -> Result<&'a CudaSlice<f32>, DeviceError> {
         let s = self.input(mem, &self.compute)?;
-        if s.len() != len {
+        if s.len() != len.max(1) {
             return Err(self.fail(format!("buffer holds {} values, want {len}", s.len())));
         }
         Ok(s)
@@ -226,10 +232,7 @@ impl CudaGpu {
     ) -> Result<Option<DeviceMem>, DeviceError> {
         let MatmulDims { m, k, n } = d;
         let (sa, sb) = (self.checked(a, m * k)?, self.checked(b, k * n)?);
-        let mut out = self
-            .compute
-            .alloc_zeros::<f32>(m * n)
-            .map_err(|e| self.fail(e))?;
+        let mut out = alloc_out::<f32>(&self.compute, m * n).map_err(|e| self.fail(e))?;
         if m == 0 || n == 0 || k == 0 {
             return self.output(out);
         }
@@ -306,7 +309,7 @@ impl Device for CudaGpu {
 
     fn upload(&self, host: &[f32]) -> Result<DeviceMem, DeviceError> {
         if host.is_empty() {
-            let out = self.copy.alloc_zeros::<f32>(0).map_err(|e| self.fail(e))?;
+            let out = alloc_out::<f32>(&self.copy, 0).map_err(|e| self.fail(e))?;
             let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
             return Ok(DeviceMem {
                 data: Arc::new(out),
@@ -340,8 +343,11 @@ impl Device for CudaGpu {
 
     fn download(&self, mem: &DeviceMem, len: usize) -> Result<Vec<f32>, DeviceError> {
         let src = self.input(mem, &self.copy)?;
-        if src.len() != len {
+        if src.len() != len.max(1) {
             return Err(self.fail(format!("buffer holds {} values, want {len}", src.len())));
+        }
+        if len == 0 {
+            return Ok(Vec::new());
         }
         let out = self.copy.clone_dtoh(src).map_err(|e| self.fail(e))?;
         self.copy.synchronize().map_err(|e| self.fail(e))?;
@@ -389,7 +395,7 @@ impl Device for CudaGpu {
         let sa = self.checked(a, len)?;
         let s = self
             .kernels
-            .sum(&self.compute, sa)
+            .sum(&self.compute, sa, len)
             .map_err(|e| self.fail(e))?;
         Ok(Some(s))
     }
@@ -423,16 +429,16 @@ impl Device for CudaGpu {
         // The labels travel on the copy stream, like any upload; the
         // compute stream waits for them.
         let dl = if labels.is_empty() {
-            self.copy.alloc_zeros::<u32>(0)
+            alloc_out::<u32>(&self.copy, 0)
         } else {
-            self.copy.clone_htod(&labels)
+            self.copy.clone_htod(&labels).map_err(|e| e.to_string())
         }
         .map_err(|e| self.fail(e))?;
         let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
         self.compute.wait(&ev).map_err(|e| self.fail(e))?;
         let out = self
             .kernels
-            .onehot(&self.compute, &dl, n)
+            .onehot(&self.compute, &dl, labels.len(), n)
             .map_err(|e| self.fail(e))?;
         self.output(out)
     }

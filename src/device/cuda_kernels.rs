@@ -22,7 +22,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
 };
 use cudarc::nvrtc::{compile_ptx, compile_ptx_with_opts, CompileOptions, Ptx};
 
@@ -288,7 +289,8 @@ impl Kernels {
         })
     }
 
-    /// `out = op(a)` over `a.len()` values.
+    /// `out = op(a)` over `a.len()` values (an empty tensor's one unused
+    /// value included, which is harmless).
     pub fn unary(
         &self,
         s: &Arc<CudaStream>,
@@ -296,7 +298,7 @@ impl Kernels {
         a: &CudaSlice<f32>,
     ) -> KernelResult<CudaSlice<f32>> {
         let n = len_u32(a.len())?;
-        let mut out = s.alloc_zeros::<f32>(a.len()).map_err(|e| e.to_string())?;
+        let mut out = alloc_out::<f32>(s, a.len())?;
         let code = op as i32;
         let mut b = s.launch_builder(&self.unary);
         b.arg(&code).arg(a).arg(&mut out).arg(&n);
@@ -322,7 +324,7 @@ impl Kernels {
             Layout::RowLeft { m, n } => (m * n, n, 2),
         };
         let (n, cols) = (len_u32(len)?, len_u32(cols.max(1))?);
-        let mut out = s.alloc_zeros::<f32>(len).map_err(|e| e.to_string())?;
+        let mut out = alloc_out::<f32>(s, len)?;
         let op = op as i32;
         let mut l = s.launch_builder(&self.binary);
         l.arg(&op)
@@ -350,7 +352,7 @@ impl Kernels {
         left: bool,
     ) -> KernelResult<CudaSlice<f32>> {
         let n = len_u32(a.len())?;
-        let mut out = st.alloc_zeros::<f32>(a.len()).map_err(|e| e.to_string())?;
+        let mut out = alloc_out::<f32>(st, a.len())?;
         let (op, left) = (op as i32, i32::from(left));
         let mut l = st.launch_builder(&self.scalar);
         l.arg(&op).arg(&left).arg(a).arg(&s).arg(&mut out).arg(&n);
@@ -370,6 +372,16 @@ pub fn compile(arch: &str) -> KernelResult<Ptx> {
         ..CompileOptions::default()
     };
     compile_ptx_with_opts(SOURCE, opts).map_err(|e| format!("nvrtc: {e}"))
+}
+
+/// A zeroed device buffer for `len` values, of at least one value: CUDA
+/// cannot allocate zero bytes, so the buffer of an empty tensor holds one
+/// unused value (every length check and launch uses the logical length).
+pub(super) fn alloc_out<T: DeviceRepr + ValidAsZeroBits>(
+    s: &Arc<CudaStream>,
+    len: usize,
+) -> KernelResult<CudaSlice<T>> {
+    s.alloc_zeros::<T>(len.max(1)).map_err(|e| e.to_string())
 }
 
 pub(super) fn len_u32(n: usize) -> KernelResult<u32> {

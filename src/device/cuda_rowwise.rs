@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-use super::cuda_kernels::{config, len_u32, KernelResult, Kernels};
+use super::cuda_kernels::{alloc_out, config, len_u32, KernelResult, Kernels};
 
 /// Threads per block of the block-reduction kernels (`WEFT_THREADS`).
 const THREADS: u32 = 256;
@@ -37,7 +37,7 @@ impl Kernels {
     ) -> KernelResult<CudaSlice<f32>> {
         let (r, c) = (len_u32(rows)?, len_u32(cols)?);
         len_u32(rows * cols)?;
-        let mut out = s.alloc_zeros::<f32>(rows * cols).map_err(err)?;
+        let mut out = alloc_out::<f32>(s, rows * cols)?;
         if rows == 0 || cols == 0 {
             return Ok(out);
         }
@@ -69,7 +69,7 @@ impl Kernels {
     ) -> KernelResult<CudaSlice<f32>> {
         let (r, c) = (len_u32(rows)?, len_u32(cols)?);
         len_u32(rows * cols)?;
-        let mut out = s.alloc_zeros::<f32>(rows * cols).map_err(err)?;
+        let mut out = alloc_out::<f32>(s, rows * cols)?;
         if rows == 0 || cols == 0 {
             return Ok(out);
         }
@@ -82,22 +82,19 @@ impl Kernels {
         Ok(out)
     }
 
-    /// The sum of every value of `a`, accumulated in f64, on the host.
-    pub fn sum(&self, s: &Arc<CudaStream>, a: &CudaSlice<f32>) -> KernelResult<f64> {
-        if a.is_empty() {
+    /// The sum of the first `len` values of `a`, accumulated in f64, on the host.
+    pub fn sum(&self, s: &Arc<CudaStream>, a: &CudaSlice<f32>, len: usize) -> KernelResult<f64> {
+        if len == 0 {
             return Ok(0.0);
         }
-        let n = a.len() as u64;
-        let nblocks = a
-            .len()
-            .div_ceil(THREADS as usize)
-            .clamp(1, SUM_BLOCKS as usize) as u32;
-        let mut partial = s.alloc_zeros::<f64>(nblocks as usize).map_err(err)?;
-        let mut out = s.alloc_zeros::<f64>(1).map_err(err)?;
+        let n = len as u64;
+        let nblocks = len.div_ceil(THREADS as usize).clamp(1, SUM_BLOCKS as usize) as u32;
+        let mut partial = alloc_out::<f64>(s, nblocks as usize)?;
+        let mut out = alloc_out::<f64>(s, 1)?;
         let mut l = s.launch_builder(&self.sum_partial);
         l.arg(a).arg(&mut partial).arg(&n);
         // SAFETY: arguments match weft_sum_partial(const float*, double*,
-        // u64); `a` holds n values; block b writes partial[b] only, and
+        // u64); `a` holds at least n values (checked by the caller); block b writes partial[b] only, and
         // `partial` has one slot per block of the grid.
         unsafe { l.launch(blocks(nblocks)) }.map_err(err)?;
         let mut l = s.launch_builder(&self.sum_final);
@@ -123,7 +120,7 @@ impl Kernels {
     ) -> KernelResult<CudaSlice<f32>> {
         let (r, c) = (len_u32(rows)?, len_u32(cols)?);
         len_u32(rows * cols)?;
-        let mut out = s.alloc_zeros::<f32>(cols).map_err(err)?;
+        let mut out = alloc_out::<f32>(s, cols)?;
         if cols == 0 {
             return Ok(out);
         }
@@ -152,7 +149,7 @@ impl Kernels {
         if cols == 0 {
             return Err("argmax_rows of empty rows".into());
         }
-        let mut out = s.alloc_zeros::<u32>(rows).map_err(err)?;
+        let mut out = alloc_out::<u32>(s, rows)?;
         let mut l = s.launch_builder(&self.argmax_rows);
         l.arg(a).arg(&mut out).arg(&r).arg(&c);
         // SAFETY: arguments match weft_argmax_rows(const float*, uint*, uint,
@@ -166,18 +163,18 @@ impl Kernels {
         Ok(host.into_iter().map(i64::from).collect())
     }
 
-    /// `[labels.len(), n]` one-hot rows. `labels` is already on the device
-    /// (every value `< n`).
+    /// `[rows, n]` one-hot rows. `labels` is already on the device and
+    /// holds `rows` values, each `< n`.
     pub fn onehot(
         &self,
         s: &Arc<CudaStream>,
         labels: &CudaSlice<u32>,
+        rows: usize,
         n: usize,
     ) -> KernelResult<CudaSlice<f32>> {
-        let rows = labels.len();
         let (r, c) = (len_u32(rows)?, len_u32(n)?);
         len_u32(rows * n)?;
-        let mut out = s.alloc_zeros::<f32>(rows * n).map_err(err)?;
+        let mut out = alloc_out::<f32>(s, rows * n)?;
         if rows == 0 || n == 0 {
             return Ok(out);
         }
