@@ -8,8 +8,15 @@
 //! otherwise, and in builds without the `cuda` feature, it prints why it
 //! skipped and passes. `scripts/nvrtc-check.sh` installs libnvrtc from the
 //! `nvidia-cuda-nvrtc` wheel and runs this test with the right path.
+//!
+//! Also here, because it needs a process that has not probed its devices
+//! yet: without a GPU, a CUDA build hands its "running on cpu only" note to
+//! the note sink (the command line prints it), a build without the feature
+//! does not.
 
-use weft::device::{check_kernels, KernelCheck};
+use std::sync::Mutex;
+
+use weft::device::{backend_notes, check_kernels, devices, set_note_sink, KernelCheck};
 
 /// Turing (the oldest architecture CUDA 13 supports), Ampere, Hopper.
 const ARCHES: &[&str] = &["compute_75", "compute_80", "compute_90"];
@@ -60,5 +67,26 @@ fn an_unknown_architecture_is_an_error_not_a_panic() {
         KernelCheck::Skipped(why) => println!("skipping: {why}"),
         KernelCheck::Failed(log) => assert!(log.starts_with("nvrtc"), "{log}"),
         KernelCheck::Compiled { .. } => panic!("nvrtc accepted compute_1"),
+    }
+}
+
+#[test]
+fn without_a_gpu_a_cuda_build_reports_why_once() {
+    static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    set_note_sink(|note| SEEN.lock().unwrap().push(note.to_string()));
+    let devs = devices();
+    devices();
+    if devs.len() > 1 {
+        println!("skipping without_a_gpu_a_cuda_build_reports_why_once: devices {devs:?}");
+        return;
+    }
+    let notes = backend_notes();
+    let seen = SEEN.lock().unwrap().clone();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    if notes[0].contains("without the `cuda` feature") {
+        assert!(seen.is_empty(), "{seen:?}");
+    } else {
+        assert!(notes[0].ends_with("running on cpu only") || notes[0].contains("no devices"));
+        assert_eq!(seen, notes);
     }
 }

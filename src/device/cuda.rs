@@ -36,6 +36,9 @@ use super::{
     UnaryOp,
 };
 
+/// Whether the real backend is compiled in.
+pub const BUILT: bool = true;
+
 /// What probing the backend found.
 pub struct Probe {
     /// One entry per usable GPU, named `cuda:N`.

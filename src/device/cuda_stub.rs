@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use super::{Device, KernelCheck};
 
+/// Whether the real backend is compiled in (no: this is the stand-in).
+pub const BUILT: bool = false;
+
 /// What probing the backend found.
 pub struct Probe {
     /// The devices found (none here).

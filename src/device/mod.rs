@@ -36,7 +36,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use cuda::check_kernels;
-pub use registry::{backend_notes, devices, lookup};
+pub use registry::{backend_notes, devices, lookup, set_note_sink};
 
 /// What compiling the CUDA backend's kernel source with NVRTC found
 /// ([`check_kernels`]). NVRTC needs neither a GPU nor a driver, so this
