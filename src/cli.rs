@@ -5,7 +5,7 @@
 //! read or written; 2 a runtime panic or deadlock (or a usage error, as clap
 //! reports it); `exit(code)` exits with `code`.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
@@ -120,6 +120,12 @@ pub fn main_with(cli: Cli) -> i32 {
 }
 
 fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
+    // A CUDA build without a usable GPU says so once, when the program
+    // first asks for devices, and runs on the CPU. Only on a terminal: a
+    // run's captured stderr holds the spec's messages and nothing else.
+    if std::io::stderr().is_terminal() {
+        crate::device::set_note_sink(|note| eprintln!("weft: note: {note}"));
+    }
     let cfg = crate::interp::RunConfig {
         workers: a
             .workers

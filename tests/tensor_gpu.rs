@@ -1,5 +1,7 @@
-//! The CUDA backend on a real GPU: uploads, cuBLAS matmul, NVRTC
-//! elementwise kernels and readiness, each compared with the CPU kernels.
+//! The CUDA backend on a real GPU: uploads, cuBLAS matmul (plain and with
+//! transposed operands), the NVRTC elementwise, softmax, reduction, argmax
+//! and one-hot kernels, a whole training step, and readiness, each compared
+//! with the CPU kernels on random inputs.
 //! Without a CUDA device (or in a build without the `cuda` feature) every
 //! test prints why it skipped and returns.
 
@@ -134,8 +136,198 @@ fn gpu_elementwise_matches_cpu() {
             "{op:?}"
         );
     }
-    // host-fallback kernels come back to the device
     let sm = tensor::softmax(&ga).unwrap();
     assert_eq!(tensor::device(&sm), dev);
     assert!(close(&sm, &tensor::softmax(&a).unwrap()));
+}
+
+fn scaled(dims: &[i64], seed: i64, by: f64) -> Tensor {
+    tensor::tensor_scalar(BinOp::Mul, tensor::randn(dims, seed).unwrap(), by).unwrap()
+}
+
+#[test]
+fn gpu_transposed_matmul_matches_cpu() {
+    let Some(dev) = gpu("gpu_transposed_matmul_matches_cpu") else {
+        return;
+    };
+    let on = |t: &Tensor| tensor::to(t, &dev).unwrap();
+    let tr = |t: &Tensor| tensor::transpose(t).unwrap();
+    for (m, k, n) in [
+        (32, 64, 128),
+        (64, 32, 128),
+        (128, 32, 10),
+        (1, 7, 1),
+        (300, 129, 65),
+    ] {
+        // stored shapes: a [k,m] and b [n,k] for the transposed operands
+        let a = tensor::randn(&[m, k], 1).unwrap();
+        let at = tensor::randn(&[k, m], 2).unwrap();
+        let b = tensor::randn(&[k, n], 3).unwrap();
+        let bt = tensor::randn(&[n, k], 4).unwrap();
+        let cases = [
+            (
+                "t(a) x b",
+                tensor::matmul(&tr(&at), &b),
+                tensor::matmul(&tr(&on(&at)), &on(&b)),
+            ),
+            (
+                "a x t(b)",
+                tensor::matmul(&a, &tr(&bt)),
+                tensor::matmul(&on(&a), &tr(&on(&bt))),
+            ),
+            (
+                "t(a) x t(b)",
+                tensor::matmul(&tr(&at), &tr(&bt)),
+                tensor::matmul(&tr(&on(&at)), &tr(&on(&bt))),
+            ),
+        ];
+        for (what, want, got) in cases {
+            let got = got.unwrap();
+            assert_eq!(tensor::device(&got), dev);
+            assert!(close(&got, &want.unwrap()), "{what} {m}x{k}x{n}");
+        }
+    }
+    // a transpose read by another kernel is made dense on the device
+    let x = tensor::randn(&[67, 33], 5).unwrap();
+    let gt = tr(&on(&x));
+    assert_eq!(gt.to_string(), format!("tensor[33,67]@{dev}"));
+    let got = tensor::relu(gt.clone()).unwrap();
+    assert!(close(&got, &tensor::relu(tr(&x)).unwrap()));
+    assert!(close(&gt, &tr(&x)));
+    assert!(close(&tr(&gt), &x));
+}
+
+#[test]
+fn gpu_softmax_matches_cpu() {
+    let Some(dev) = gpu("gpu_softmax_matches_cpu") else {
+        return;
+    };
+    for (dims, by) in [
+        (vec![32, 10], 1.0),
+        (vec![32, 10], 40.0),
+        (vec![7, 1000], 3.0),
+        (vec![1, 1], 1.0),
+        (vec![513], 5.0),
+        (vec![3, 0], 1.0),
+    ] {
+        let a = scaled(&dims, 7, by);
+        let got = tensor::softmax(&tensor::to(&a, &dev).unwrap()).unwrap();
+        assert_eq!(tensor::device(&got), dev);
+        assert!(close(&got, &tensor::softmax(&a).unwrap()), "{dims:?} x{by}");
+    }
+}
+
+#[test]
+fn gpu_reductions_match_cpu() {
+    let Some(dev) = gpu("gpu_reductions_match_cpu") else {
+        return;
+    };
+    for dims in [
+        vec![32, 10],
+        vec![1000, 37],
+        vec![1, 1],
+        vec![0, 5],
+        vec![3, 100_000],
+    ] {
+        let a = scaled(&dims, 11, 2.0);
+        let g = tensor::to(&a, &dev).unwrap();
+        let (got, want) = (tensor::sum(&g).unwrap(), tensor::sum(&a).unwrap());
+        assert!(
+            (got - want).abs() <= 1e-9 * (1.0 + want.abs()),
+            "sum {dims:?}: {got} vs {want}"
+        );
+        let (got, want) = (tensor::mean(&g).unwrap(), tensor::mean(&a).unwrap());
+        assert!(
+            got == want
+                || (got - want).abs() <= 1e-9 * (1.0 + want.abs())
+                || (got.is_nan() && want.is_nan()),
+            "mean {dims:?}: {got} vs {want}"
+        );
+        let sr = tensor::sum_rows(&g).unwrap();
+        assert_eq!(tensor::device(&sr), dev);
+        // one thread per column adds the rows in the CPU's order: exact
+        assert_eq!(
+            sr.to_vec().unwrap(),
+            tensor::sum_rows(&a).unwrap().to_vec().unwrap()
+        );
+        if dims[1] > 0 {
+            assert_eq!(
+                tensor::argmax_rows(&g).unwrap(),
+                tensor::argmax_rows(&a).unwrap()
+            );
+        }
+    }
+    // ties and NaN: the first maximum wins; a NaN only in column 0
+    let t = Tensor::from_vec(
+        &[3, 3],
+        vec![1.0, 5.0, 5.0, f32::NAN, 2.0, 3.0, 0.0, f32::NAN, 1.0],
+    )
+    .unwrap();
+    let g = tensor::to(&t, &dev).unwrap();
+    assert_eq!(
+        tensor::argmax_rows(&g).unwrap(),
+        tensor::argmax_rows(&t).unwrap()
+    );
+}
+
+#[test]
+fn gpu_onehot_matches_cpu() {
+    let Some(dev) = gpu("gpu_onehot_matches_cpu") else {
+        return;
+    };
+    let d = weft::device::lookup(&dev).unwrap().unwrap();
+    for (labels, n) in [(vec![3, 0, 9, 3, 1], 10), (vec![], 4), (vec![0], 1)] {
+        let got = tensor::onehot_on(&labels, n, &d).unwrap();
+        assert_eq!(tensor::device(&got), dev);
+        let want = tensor::onehot(&labels, n).unwrap();
+        assert_eq!(got.dims(), want.dims());
+        assert_eq!(got.to_vec().unwrap(), want.to_vec().unwrap());
+    }
+}
+
+/// The forward and backward pass of examples/train_digits.weft.
+fn step(x: &Tensor, y: &Tensor, w1: &Tensor, b1: &Tensor, w2: &Tensor) -> (Vec<Tensor>, f64) {
+    let rows = x.dims()[0] as f64;
+    let h0 = tensor::add(tensor::matmul(x, w1).unwrap(), b1.clone()).unwrap();
+    let h = tensor::relu(h0.clone()).unwrap();
+    let p = tensor::softmax(&tensor::matmul(&h, w2).unwrap()).unwrap();
+    let lp = tensor::log(tensor::tensor_scalar(BinOp::Add, p.clone(), 1e-7).unwrap()).unwrap();
+    let loss = -tensor::sum(&tensor::mul(lp, y.clone()).unwrap()).unwrap() / rows;
+    let dz = tensor::tensor_scalar(BinOp::Div, tensor::sub(p, y.clone()).unwrap(), rows).unwrap();
+    let dh = tensor::mul(
+        tensor::matmul(&dz, &tensor::transpose(w2).unwrap()).unwrap(),
+        tensor::relu_mask(h0).unwrap(),
+    )
+    .unwrap();
+    let grads = vec![
+        tensor::matmul(&tensor::transpose(x).unwrap(), &dh).unwrap(),
+        tensor::sum_rows(&dh).unwrap(),
+        tensor::matmul(&tensor::transpose(&h).unwrap(), &dz).unwrap(),
+        tensor::sum_rows(&dz).unwrap(),
+    ];
+    (grads, loss)
+}
+
+#[test]
+fn gpu_training_step_matches_cpu() {
+    let Some(dev) = gpu("gpu_training_step_matches_cpu") else {
+        return;
+    };
+    let labels: Vec<i64> = (0..32).map(|i| (i * 7) % 10).collect();
+    let x = scaled(&[32, 64], 1, 0.5);
+    let y = tensor::onehot(&labels, 10).unwrap();
+    let w1 = scaled(&[64, 128], 2, 0.177);
+    let b1 = scaled(&[128], 3, 0.1);
+    let w2 = scaled(&[128, 10], 4, 0.088);
+    let (want, want_loss) = step(&x, &y, &w1, &b1, &w2);
+    let on = |t: &Tensor| tensor::to(t, &dev).unwrap();
+    let (got, loss) = step(&on(&x), &on(&y), &on(&w1), &on(&b1), &on(&w2));
+    assert!(
+        (loss - want_loss).abs() <= 1e-4 * (1.0 + want_loss.abs()),
+        "{loss} vs {want_loss}"
+    );
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(tensor::device(g), dev);
+        assert!(close(g, w), "gradient {k}");
+    }
 }

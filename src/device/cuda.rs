@@ -8,7 +8,13 @@
 //! training loop's equal-sized batches), which is what makes the copy truly
 //! asynchronous; the event recorded after the copy is the tensor's
 //! readiness handle. Every kernel first makes the compute stream wait on its
-//! inputs' events, then records its own event after launching.
+//! inputs' events, then records its own event after launching. Only `sum`
+//! and `argmax_rows` (and downloads) bring values back to the host: one
+//! float or one index per row, copied after the kernel on the compute stream.
+//!
+//! Buffers: a tensor of `len` values is a `CudaSlice<f32>` of `len` values,
+//! or of one unused value when `len` is 0 (CUDA cannot allocate zero bytes);
+//! every length check compares with `len.max(1)`.
 //!
 //! Probing (`probe`) never panics on a machine without CUDA: it checks that
 //! the driver, cuBLAS and NVRTC libraries can be loaded before touching
@@ -24,8 +30,14 @@ use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use parking_lot::Mutex;
 
-use super::cuda_kernels::Kernels;
-use super::{BinOp, Device, DeviceError, DeviceMem, Event, Layout, MatmulDims, UnaryOp};
+use super::cuda_kernels::{self, alloc_out, Kernels};
+use super::{
+    BinOp, Device, DeviceError, DeviceMem, Event, KernelCheck, Layout, MatmulDims, Rows, Trans,
+    UnaryOp,
+};
+
+/// Whether the real backend is compiled in.
+pub const BUILT: bool = true;
 
 /// What probing the backend found.
 pub struct Probe {
@@ -69,6 +81,30 @@ pub fn probe() -> Probe {
         },
         Ok(Err(e)) => none(format!("cuda: {e}; running on cpu only")),
         Err(_) => none("cuda: the driver is too old for this build; running on cpu only".into()),
+    }
+}
+
+/// Compiles the kernel source for `arch` (e.g. `compute_90`) with NVRTC,
+/// without a GPU. Never panics: a missing libnvrtc is `Skipped`.
+pub fn check_kernels(arch: &str) -> KernelCheck {
+    // SAFETY: this only tries to dlopen libnvrtc's usual names.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return KernelCheck::Skipped(
+            "libnvrtc (libnvrtc.so.13) cannot be loaded; put its directory on LD_LIBRARY_PATH \
+             (scripts/nvrtc-check.sh installs it from the nvidia-cuda-nvrtc wheel)"
+                .into(),
+        );
+    }
+    // cudarc panics when a symbol is missing from the library it loaded.
+    match catch_unwind(AssertUnwindSafe(|| cuda_kernels::compile(arch))) {
+        Ok(Ok(ptx)) => KernelCheck::Compiled {
+            ptx: ptx.to_src(),
+            entry_points: cuda_kernels::ENTRY_POINTS,
+        },
+        Ok(Err(e)) => KernelCheck::Failed(e),
+        Err(_) => KernelCheck::Skipped(
+            "the libnvrtc found lacks a function this build needs (older than cuda 13?)".into(),
+        ),
     }
 }
 
@@ -172,6 +208,46 @@ impl CudaGpu {
         Ok(slice)
     }
 
+    /// Like `input` on the compute stream, also checking the buffer's length.
+    fn checked<'a>(
+        &self,
+        mem: &'a DeviceMem,
+        len: usize,
+    ) -> Result<&'a CudaSlice<f32>, DeviceError> {
+        let s = self.input(mem, &self.compute)?;
+        if s.len() != len.max(1) {
+            return Err(self.fail(format!("buffer holds {} values, want {len}", s.len())));
+        }
+        Ok(s)
+    }
+
+    /// Row-major `op(a) [m,k] x op(b) [k,n]` through cuBLAS's column-major
+    /// SGEMM. A row-major `[r, c]` buffer is the column-major `[c, r]`
+    /// matrix, i.e. the transpose, so row-major `C = A B` is computed as
+    /// column-major `C^T = B^T A^T`: the operands swap, and an operand
+    /// stored transposed needs `CUBLAS_OP_T` with its own leading dimension.
+    fn gemm(
+        &self,
+        a: &DeviceMem,
+        b: &DeviceMem,
+        d: MatmulDims,
+        t: Trans,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        let MatmulDims { m, k, n } = d;
+        let (sa, sb) = (self.checked(a, m * k)?, self.checked(b, k * n)?);
+        let mut out = alloc_out::<f32>(&self.compute, m * n).map_err(|e| self.fail(e))?;
+        if m == 0 || n == 0 || k == 0 {
+            return self.output(out);
+        }
+        let cfg = gemm_config(d, t).map_err(|e| self.fail(e))?;
+        // SAFETY: `sa` holds m*k values and `sb` k*n (checked above), `out`
+        // m*n; with the operations and leading dimensions above cuBLAS reads
+        // op(B^T) as n x k and op(A^T) as k x m and writes n x m (column-
+        // major), all within those buffers.
+        unsafe { self.blas.lock().gemm(cfg, sb, sa, &mut out) }.map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
     /// Wraps a kernel's output with an event recorded on the compute stream.
     fn output(&self, out: CudaSlice<f32>) -> Result<Option<DeviceMem>, DeviceError> {
         let ev = self.compute.record_event(None).map_err(|e| self.fail(e))?;
@@ -194,6 +270,37 @@ impl CudaGpu {
     }
 }
 
+/// The cuBLAS arguments of row-major `op(a) [m,k] x op(b) [k,n]` (see
+/// `CudaGpu::gemm`): cuBLAS's first operand is `b`, its second `a`.
+fn gemm_config(d: MatmulDims, t: Trans) -> Result<GemmConfig<f32>, String> {
+    let MatmulDims { m, k, n } = d;
+    let dim =
+        |x: usize| i32::try_from(x).map_err(|_| format!("dimension {x} too large for cublas"));
+    let op = |tr: bool| {
+        if tr {
+            cublasOperation_t::CUBLAS_OP_T
+        } else {
+            cublasOperation_t::CUBLAS_OP_N
+        }
+    };
+    Ok(GemmConfig {
+        // first operand B^T: b is row-major [k,n] (col-major [n,k] = B^T,
+        // ld n), or stored transposed, row-major [n,k] (col-major B, ld k)
+        transa: op(t.b),
+        // second operand A^T: a is row-major [m,k] (col-major A^T, ld k),
+        // or stored transposed, row-major [k,m] (col-major A, ld m)
+        transb: op(t.a),
+        m: dim(n)?,
+        n: dim(m)?,
+        k: dim(k)?,
+        alpha: 1.0f32,
+        lda: dim(if t.b { k } else { n })?,
+        ldb: dim(if t.a { m } else { k })?,
+        beta: 0.0f32,
+        ldc: dim(n)?,
+    })
+}
+
 fn event_of(mem: &DeviceMem) -> Option<&GpuEvent> {
     mem.ready.as_any().downcast_ref::<GpuEvent>()
 }
@@ -205,7 +312,7 @@ impl Device for CudaGpu {
 
     fn upload(&self, host: &[f32]) -> Result<DeviceMem, DeviceError> {
         if host.is_empty() {
-            let out = self.copy.alloc_zeros::<f32>(0).map_err(|e| self.fail(e))?;
+            let out = alloc_out::<f32>(&self.copy, 0).map_err(|e| self.fail(e))?;
             let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
             return Ok(DeviceMem {
                 data: Arc::new(out),
@@ -239,8 +346,11 @@ impl Device for CudaGpu {
 
     fn download(&self, mem: &DeviceMem, len: usize) -> Result<Vec<f32>, DeviceError> {
         let src = self.input(mem, &self.copy)?;
-        if src.len() != len {
+        if src.len() != len.max(1) {
             return Err(self.fail(format!("buffer holds {} values, want {len}", src.len())));
+        }
+        if len == 0 {
+            return Ok(Vec::new());
         }
         let out = self.copy.clone_dtoh(src).map_err(|e| self.fail(e))?;
         self.copy.synchronize().map_err(|e| self.fail(e))?;
@@ -253,35 +363,86 @@ impl Device for CudaGpu {
         b: &DeviceMem,
         d: MatmulDims,
     ) -> Result<Option<DeviceMem>, DeviceError> {
-        let (sa, sb) = (self.input(a, &self.compute)?, self.input(b, &self.compute)?);
-        let MatmulDims { m, k, n } = d;
-        let mut out = self
-            .compute
-            .alloc_zeros::<f32>(m * n)
+        self.gemm(a, b, d, Trans::default())
+    }
+
+    fn matmul_t(
+        &self,
+        a: &DeviceMem,
+        b: &DeviceMem,
+        d: MatmulDims,
+        t: Trans,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        self.gemm(a, b, d, t)
+    }
+
+    fn transpose(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out = self
+            .kernels
+            .transpose(&self.compute, sa, r.rows, r.cols)
             .map_err(|e| self.fail(e))?;
-        if m == 0 || n == 0 || k == 0 {
-            return self.output(out);
+        self.output(out)
+    }
+
+    fn softmax(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out = self
+            .kernels
+            .softmax(&self.compute, sa, r.rows, r.cols)
+            .map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
+    fn sum(&self, a: &DeviceMem, len: usize) -> Result<Option<f64>, DeviceError> {
+        let sa = self.checked(a, len)?;
+        let s = self
+            .kernels
+            .sum(&self.compute, sa, len)
+            .map_err(|e| self.fail(e))?;
+        Ok(Some(s))
+    }
+
+    fn sum_rows(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out = self
+            .kernels
+            .sum_rows(&self.compute, sa, r.rows, r.cols)
+            .map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
+    fn argmax_rows(&self, a: &DeviceMem, r: Rows) -> Result<Option<Vec<i64>>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out = self
+            .kernels
+            .argmax_rows(&self.compute, sa, r.rows, r.cols)
+            .map_err(|e| self.fail(e))?;
+        Ok(Some(out))
+    }
+
+    fn onehot(&self, labels: &[i64], n: usize) -> Result<Option<DeviceMem>, DeviceError> {
+        let Ok(labels) = labels
+            .iter()
+            .map(|&l| u32::try_from(l))
+            .collect::<Result<Vec<u32>, _>>()
+        else {
+            return Ok(None);
+        };
+        // The labels travel on the copy stream, like any upload; the
+        // compute stream waits for them.
+        let dl = if labels.is_empty() {
+            alloc_out::<u32>(&self.copy, 0)
+        } else {
+            self.copy.clone_htod(&labels).map_err(|e| e.to_string())
         }
-        let dim = |x: usize| {
-            i32::try_from(x).map_err(|_| self.fail(format!("dimension {x} too large for cublas")))
-        };
-        // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
-        let cfg = GemmConfig {
-            transa: cublasOperation_t::CUBLAS_OP_N,
-            transb: cublasOperation_t::CUBLAS_OP_N,
-            m: dim(n)?,
-            n: dim(m)?,
-            k: dim(k)?,
-            alpha: 1.0f32,
-            lda: dim(n)?,
-            ldb: dim(k)?,
-            beta: 0.0f32,
-            ldc: dim(n)?,
-        };
-        // SAFETY: `sb` is k x n, `sa` is m x k and `out` m x n (row-major),
-        // i.e. column-major n x k, k x m and n x m with the leading
-        // dimensions given; cuBLAS reads and writes only within them.
-        unsafe { self.blas.lock().gemm(cfg, sb, sa, &mut out) }.map_err(|e| self.fail(e))?;
+        .map_err(|e| self.fail(e))?;
+        let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
+        self.compute.wait(&ev).map_err(|e| self.fail(e))?;
+        let out = self
+            .kernels
+            .onehot(&self.compute, &dl, labels.len(), n)
+            .map_err(|e| self.fail(e))?;
         self.output(out)
     }
 
@@ -328,5 +489,82 @@ impl Device for CudaGpu {
             .scalar(&self.compute, op, sa, s, left)
             .map_err(|e| self.fail(e))?;
         self.output(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Column-major SGEMM as cuBLAS defines it, `C = op(A) op(B)` with
+    /// alpha 1 and beta 0: the reference the arguments are checked against.
+    fn sgemm(c: &GemmConfig<f32>, a: &[f32], b: &[f32]) -> Vec<f32> {
+        let (m, n, k) = (c.m as usize, c.n as usize, c.k as usize);
+        let (lda, ldb, ldc) = (c.lda as usize, c.ldb as usize, c.ldc as usize);
+        let ta = c.transa == cublasOperation_t::CUBLAS_OP_T;
+        let tb = c.transb == cublasOperation_t::CUBLAS_OP_T;
+        // op(A) is m x k, op(B) is k x n
+        let at = |i: usize, p: usize| if ta { a[p + i * lda] } else { a[i + p * lda] };
+        let bt = |p: usize, j: usize| if tb { b[j + p * ldb] } else { b[p + j * ldb] };
+        let mut out = vec![0.0; ldc * n];
+        for j in 0..n {
+            for i in 0..m {
+                out[i + j * ldc] = (0..k).map(|p| at(i, p) * bt(p, j)).sum();
+            }
+        }
+        out
+    }
+
+    fn row_major_transpose(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+        let mut out = vec![0.0; v.len()];
+        for r in 0..rows {
+            for c in 0..cols {
+                out[c * rows + r] = v[r * cols + c];
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn gemm_arguments_compute_the_row_major_product_for_every_transpose() {
+        let (m, k, n) = (3, 4, 5);
+        let a: Vec<f32> = (0..m * k).map(|x| x as f32 * 0.5 - 2.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|x| 1.0 - x as f32 * 0.25).collect();
+        let mut want = vec![0.0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                want[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            }
+        }
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            // an operand with its flag set is stored transposed
+            let sa = if ta {
+                row_major_transpose(&a, m, k)
+            } else {
+                a.clone()
+            };
+            let sb = if tb {
+                row_major_transpose(&b, k, n)
+            } else {
+                b.clone()
+            };
+            let cfg = gemm_config(MatmulDims { m, k, n }, Trans { a: ta, b: tb }).unwrap();
+            // cuBLAS's first operand is b, its second a (see CudaGpu::gemm)
+            let got = sgemm(&cfg, &sb, &sa);
+            assert_eq!(got, want, "ta {ta} tb {tb}");
+        }
+    }
+
+    #[test]
+    fn gemm_rejects_dimensions_past_i32() {
+        let d = MatmulDims {
+            m: 1 << 31,
+            k: 1,
+            n: 1,
+        };
+        assert_eq!(
+            gemm_config(d, Trans::default()).unwrap_err(),
+            "dimension 2147483648 too large for cublas"
+        );
     }
 }

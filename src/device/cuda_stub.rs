@@ -1,9 +1,13 @@
 //! Stand-in for the CUDA backend when the `cuda` feature is off: the same
-//! `probe` entry point, reporting no devices and saying why.
+//! `probe` and `check_kernels` entry points, reporting no devices and no
+//! kernels, and saying why.
 
 use std::sync::Arc;
 
-use super::Device;
+use super::{Device, KernelCheck};
+
+/// Whether the real backend is compiled in (no: this is the stand-in).
+pub const BUILT: bool = false;
 
 /// What probing the backend found.
 pub struct Probe {
@@ -19,4 +23,9 @@ pub fn probe() -> Probe {
         devices: Vec::new(),
         note: Some("cuda: built without the `cuda` feature".to_string()),
     }
+}
+
+/// Nothing to compile: this build has no CUDA backend.
+pub fn check_kernels(_arch: &str) -> KernelCheck {
+    KernelCheck::Skipped("built without the `cuda` feature".to_string())
 }

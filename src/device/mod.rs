@@ -28,12 +28,33 @@ mod cuda;
 mod cuda;
 #[cfg(feature = "cuda")]
 mod cuda_kernels;
+#[cfg(feature = "cuda")]
+mod cuda_rowwise;
 
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-pub use registry::{backend_notes, devices, lookup};
+pub use cuda::check_kernels;
+pub use registry::{backend_notes, devices, lookup, set_note_sink};
+
+/// What compiling the CUDA backend's kernel source with NVRTC found
+/// ([`check_kernels`]). NVRTC needs neither a GPU nor a driver, so this
+/// checks the kernels on any machine where libnvrtc loads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelCheck {
+    /// NVRTC compiled the source: the PTX text, and every entry point the
+    /// backend loads from it (each must appear in the PTX).
+    Compiled {
+        ptx: String,
+        entry_points: &'static [&'static str],
+    },
+    /// The check could not run, and why (a build without the `cuda`
+    /// feature, or no libnvrtc on the library path).
+    Skipped(String),
+    /// NVRTC rejected the source: its message and log.
+    Failed(String),
+}
 
 /// A device backend failure (driver error, out of memory, ...).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -178,6 +199,23 @@ pub struct MatmulDims {
     pub n: usize,
 }
 
+/// Which operands of a matrix product are stored transposed: `a` holds
+/// `[k, m]` (row-major) when `a` is set, `b` holds `[n, k]` when `b` is set.
+/// The product is still `[m, k] x [k, n]` as given by [`MatmulDims`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Trans {
+    pub a: bool,
+    pub b: bool,
+}
+
+/// A row-major matrix of `rows x cols` values, the shape argument of the
+/// row-wise hooks. A 1-d tensor of `n` values is one row of `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows {
+    pub rows: usize,
+    pub cols: usize,
+}
+
 /// An accelerator backend. Every kernel hook has a default that returns
 /// `Ok(None)` ("not on this device": the tensor layer runs it on the host).
 pub trait Device: Send + Sync + fmt::Debug {
@@ -231,6 +269,53 @@ pub trait Device: Send + Sync + fmt::Debug {
         _scalar_left: bool,
         _len: usize,
     ) -> Result<Option<DeviceMem>, DeviceError> {
+        Ok(None)
+    }
+
+    /// `op(a) x op(b)` with either operand stored transposed (see [`Trans`]),
+    /// so `matmul(transpose(x), y)` needs no transposed copy. When this
+    /// declines, the tensor layer materializes the transposes (`transpose`)
+    /// and calls `matmul`.
+    fn matmul_t(
+        &self,
+        _a: &DeviceMem,
+        _b: &DeviceMem,
+        _dims: MatmulDims,
+        _trans: Trans,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        Ok(None)
+    }
+
+    /// The row-major `[cols, rows]` transpose of the row-major `a`.
+    fn transpose(&self, _a: &DeviceMem, _shape: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        Ok(None)
+    }
+
+    /// Row-wise `exp(x - max) / sum(exp(x - max))` (the CPU kernel's order
+    /// of operations; a row's maximum ignores NaNs as `f32::max` does).
+    fn softmax(&self, _a: &DeviceMem, _shape: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        Ok(None)
+    }
+
+    /// The sum of `len` values, accumulated in f64, copied to the host.
+    fn sum(&self, _a: &DeviceMem, _len: usize) -> Result<Option<f64>, DeviceError> {
+        Ok(None)
+    }
+
+    /// The `[cols]` column sums of `[rows, cols]` (rows added in order).
+    fn sum_rows(&self, _a: &DeviceMem, _shape: Rows) -> Result<Option<DeviceMem>, DeviceError> {
+        Ok(None)
+    }
+
+    /// For each row, the index of its largest value (the first on ties; a
+    /// NaN never wins unless it is first), copied to the host. `cols > 0`.
+    fn argmax_rows(&self, _a: &DeviceMem, _shape: Rows) -> Result<Option<Vec<i64>>, DeviceError> {
+        Ok(None)
+    }
+
+    /// `[labels.len(), n]` with a 1 in each row's label column; every label
+    /// is in `0..n` (checked by the tensor layer).
+    fn onehot(&self, _labels: &[i64], _n: usize) -> Result<Option<DeviceMem>, DeviceError> {
         Ok(None)
     }
 }

@@ -2,7 +2,10 @@
 //!
 //! `"cpu"` is always first; then every device each compiled-in backend
 //! found. A backend that cannot start (no driver) contributes a note
-//! instead of devices, so a machine without a GPU runs CPU-only.
+//! instead of devices, so a machine without a GPU runs CPU-only. When the
+//! CUDA backend is compiled in, its note also goes to the note sink (the
+//! command line prints it on stderr); the stand-in's note ("built without
+//! the `cuda` feature") is only kept for `backend_notes`.
 
 use std::sync::{Arc, OnceLock};
 
@@ -14,10 +17,22 @@ struct Registry {
     notes: Vec<String>,
 }
 
+static NOTE_SINK: OnceLock<fn(&str)> = OnceLock::new();
+
+/// Sets where the notes of a compiled-in backend that found no devices go
+/// (once per process; later calls are ignored). Set it before the first
+/// use of devices: probing happens once.
+pub fn set_note_sink(sink: fn(&str)) {
+    let _ = NOTE_SINK.set(sink);
+}
+
 fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
         let probe = cuda::probe();
+        if let (true, Some(note), Some(sink)) = (cuda::BUILT, &probe.note, NOTE_SINK.get()) {
+            sink(note);
+        }
         Registry {
             devices: probe.devices,
             notes: probe.note.into_iter().collect(),

@@ -77,8 +77,8 @@ fn layout(op: BinOp, a: &Shape, b: &Shape) -> Result<(Layout, Shape), TensorErro
 pub fn binary(op: BinOp, a: Tensor, b: Tensor) -> Result<Tensor, TensorError> {
     let (layout, shape) = layout(op, a.shape(), b.shape())?;
     let dev = common_device(op.name(), &[&a, &b])?;
-    if let (Some(d), Some(ma), Some(mb)) = (&dev, mem(&a), mem(&b)) {
-        if let Some(m) = d.binary(op, ma, mb, layout)? {
+    if let (Some(d), Some(ma), Some(mb)) = (&dev, mem(&a)?, mem(&b)?) {
+        if let Some(m) = d.binary(op, &ma, &mb, layout)? {
             return Ok(wrap(shape, d, m));
         }
         let out = cpu_binary(op, a.to_host()?, b.to_host()?, layout, shape)?;
@@ -158,8 +158,8 @@ pub fn scalar_tensor(op: BinOp, s: f64, t: Tensor) -> Result<Tensor, TensorError
 
 fn scalar(op: BinOp, t: Tensor, s: f32, left: bool) -> Result<Tensor, TensorError> {
     let dev = common_device(op.name(), &[&t])?;
-    if let (Some(d), Some(mt)) = (&dev, mem(&t)) {
-        if let Some(m) = d.scalar(op, mt, s, left, t.numel())? {
+    if let (Some(d), Some(mt)) = (&dev, mem(&t)?) {
+        if let Some(m) = d.scalar(op, &mt, s, left, t.numel())? {
             return Ok(wrap(t.shape().clone(), d, m));
         }
         let out = scalar(op, t.to_host()?, s, left)?;
@@ -178,8 +178,8 @@ fn scalar(op: BinOp, t: Tensor, s: f32, left: bool) -> Result<Tensor, TensorErro
 /// An elementwise map.
 pub fn unary(op: UnaryOp, t: Tensor) -> Result<Tensor, TensorError> {
     let dev = common_device(op.name(), &[&t])?;
-    if let (Some(d), Some(mt)) = (&dev, mem(&t)) {
-        if let Some(m) = d.unary(op, mt, t.numel())? {
+    if let (Some(d), Some(mt)) = (&dev, mem(&t)?) {
+        if let Some(m) = d.unary(op, &mt, t.numel())? {
             return Ok(wrap(t.shape().clone(), d, m));
         }
         let out = unary(op, t.to_host()?)?;

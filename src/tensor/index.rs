@@ -1,12 +1,16 @@
-//! Row selection and element access: `rows gather get onehot`.
+//! Row selection and element access: `rows gather get onehot` (and
+//! `onehot_on`, which builds the one-hot rows on a device).
 //!
 //! Rows are the first dimension: a `[m, ...]` tensor has `m` rows, each a
 //! contiguous run of the other dimensions' product. Index errors reuse the
 //! wording of the language's list errors where one fits.
 
+use std::sync::Arc;
+
 use super::create::parse_shape;
-use super::place::{back_to, common_device};
+use super::place::{back_to, common_device, to_device, wrap};
 use super::{alloc, Shape, Tensor, TensorError};
+use crate::device::Device;
 
 /// `(rows, row length)` of a tensor of rank 1 or more.
 fn row_layout(op: &'static str, t: &Tensor) -> Result<(usize, usize), TensorError> {
@@ -90,14 +94,32 @@ pub fn get(t: &Tensor, index: &[i64]) -> Result<f64, TensorError> {
 
 /// `onehot(labels, n)`: `[len(labels), n]` with a 1 in each row's label column.
 pub fn onehot(labels: &[i64], n: i64) -> Result<Tensor, TensorError> {
-    let shape = parse_shape("onehot", &[labels.len() as i64, n])?;
-    if let Some(&bad) = labels.iter().find(|&&l| l < 0 || l >= n) {
-        return Err(TensorError::LabelOutOfRange { label: bad, n });
-    }
+    let shape = onehot_shape(labels, n)?;
     let n = n as usize;
     let mut out = alloc("onehot", &shape, shape.numel())?;
     for (row, &l) in labels.iter().enumerate() {
         out[row * n + l as usize] = 1.0;
     }
     Ok(Tensor::host(shape, out))
+}
+
+/// `onehot(labels, n)` built on a device (the backend's `onehot` hook; only
+/// the labels cross to it), or on the host and uploaded when the backend
+/// declines. The language's `onehot` has no device argument and builds on
+/// the host; this is for Rust callers that place batches themselves.
+pub fn onehot_on(labels: &[i64], n: i64, dev: &Arc<dyn Device>) -> Result<Tensor, TensorError> {
+    let shape = onehot_shape(labels, n)?;
+    match dev.onehot(labels, n as usize)? {
+        Some(m) => Ok(wrap(shape, dev, m)),
+        None => to_device(&onehot(labels, n)?, dev),
+    }
+}
+
+/// The shape `[len(labels), n]`, after checking every label is in `0..n`.
+fn onehot_shape(labels: &[i64], n: i64) -> Result<Shape, TensorError> {
+    let shape = parse_shape("onehot", &[labels.len() as i64, n])?;
+    if let Some(&bad) = labels.iter().find(|&&l| l < 0 || l >= n) {
+        return Err(TensorError::LabelOutOfRange { label: bad, n });
+    }
+    Ok(shape)
 }

@@ -7,17 +7,18 @@
 //! the numbers are in docs/tensors.md. `gemm_into` is the only function
 //! that names the crate, so a swap touches nothing else.
 //!
-//! `transpose` is lazy on the host: it shares its operand's buffer, and
-//! `matmul` hands faer the strided view, so the backward pass's
+//! `transpose` is lazy: it shares its operand's buffer, and `matmul` hands
+//! faer the strided view (on a device: the backend the buffer with a
+//! transpose flag, `Device::matmul_t`), so the backward pass's
 //! `matmul(transpose(h), d)` copies nothing. Other kernels reading a lazy
 //! transpose get a copy made once, in 32x32 tiles so both the reads and the
 //! writes stay within a few cache lines per tile.
 
 use faer::{Accum, MatMut, MatRef, Par};
 
-use super::place::{back_to, common_device, mem, wrap};
-use super::{alloc, Shape, Storage, Tensor, TensorError, Transposed};
-use crate::device::MatmulDims;
+use super::place::{back_to, common_device, gemm_operand, mem, wrap};
+use super::{alloc, DeviceTransposed, Shape, Storage, Tensor, TensorError, Transposed};
+use crate::device::{MatmulDims, Trans};
 
 /// `matmul(a, b)`: the product of `a [m,k]` and `b [k,n]`, shape `[m,n]`.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, TensorError> {
@@ -35,14 +36,26 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, TensorError> {
     }
     let shape = Shape::new(&[m, n]);
     let dev = common_device("matmul", &[a, b])?;
-    if let (Some(d), Some(ma), Some(mb)) = (&dev, mem(a), mem(b)) {
-        if let Some(out) = d.matmul(ma, mb, MatmulDims { m, k, n })? {
-            return Ok(wrap(shape, d, out));
+    let dims = MatmulDims { m, k, n };
+    if let Some(d) = &dev {
+        // a lazy transpose goes to cuBLAS as is, with a transpose flag
+        if let (Some((ma, ta)), Some((mb, tb))) = (gemm_operand(a), gemm_operand(b)) {
+            let trans = Trans { a: ta, b: tb };
+            if ta || tb {
+                if let Some(out) = d.matmul_t(&ma, &mb, dims, trans)? {
+                    return Ok(wrap(shape, d, out));
+                }
+            }
+        }
+        if let (Some(ma), Some(mb)) = (mem(a)?, mem(b)?) {
+            if let Some(out) = d.matmul(&ma, &mb, dims)? {
+                return Ok(wrap(shape, d, out));
+            }
         }
         return back_to(matmul(&a.to_host()?, &b.to_host()?)?, &dev);
     }
     let mut out = alloc("matmul", &shape, m * n)?;
-    gemm_into(&mut out, operand(a), operand(b), MatmulDims { m, k, n });
+    gemm_into(&mut out, operand(a), operand(b), dims);
     Ok(Tensor::host(shape, out))
 }
 
@@ -78,9 +91,10 @@ fn gemm_into(out: &mut [f32], lhs: MatRef<'_, f32>, rhs: MatRef<'_, f32>, d: Mat
     faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, 1.0f32, Par::Seq);
 }
 
-/// `transpose(t)`: rows become columns, `[m,n]` to `[n,m]`. On the host
-/// this is O(1): the result shares `t`'s buffer (see `Storage::Transposed`),
-/// and the transpose of a transpose is the original tensor.
+/// `transpose(t)`: rows become columns, `[m,n]` to `[n,m]`. This is O(1):
+/// the result shares `t`'s buffer (see `Storage::Transposed` and, on a
+/// device, `Storage::DeviceTransposed`), and the transpose of a transpose
+/// is the original tensor.
 pub fn transpose(t: &Tensor) -> Result<Tensor, TensorError> {
     let &[m, n] = t.dims() else {
         return Err(TensorError::Rank {
@@ -93,12 +107,11 @@ pub fn transpose(t: &Tensor) -> Result<Tensor, TensorError> {
     match t.storage() {
         Storage::Host(v) => Ok(Tensor::transposed(shape, Transposed::new(v.clone(), m, n))),
         Storage::Transposed(tr) => Ok(Tensor::from_shared(shape, tr.src.clone())),
-        Storage::Device(_) => {
-            let dev = common_device("transpose", &[t])?;
-            let h = t.to_host()?;
-            let out = transpose_copy(h.host_values().unwrap_or(&[]), m, n);
-            back_to(Tensor::host(shape, out), &dev)
-        }
+        Storage::Device(b) => Ok(Tensor::device_transposed(
+            shape,
+            DeviceTransposed::new(b.clone(), m, n),
+        )),
+        Storage::DeviceTransposed(tr) => Ok(Tensor::on_device(shape, tr.src.clone())),
     }
 }
 

@@ -11,6 +11,10 @@
 //!   row-major copy made once (`Storage::Transposed`).
 //! - A device tensor holds a [`DeviceBuffer`] of the same length, plus the
 //!   event its producer recorded; [`Tensor::ready`] waits for that event.
+//! - `transpose` of a device matrix is lazy too (`Storage::DeviceTransposed`):
+//!   `matmul` hands the untouched buffer to the backend with a transpose
+//!   flag (cuBLAS's op flags); any other kernel gets a row-major copy made
+//!   once on the device (`place::dense`).
 //!
 //! Table of contents: `create` (zeros, ones, full, randn, tensor_from,
 //! shape, numel), `elementwise` (+ - * /, broadcasting, relu, exp, ...),
@@ -45,7 +49,7 @@ pub use elementwise::{
     add, binary, div, exp, log, mul, neg, relu, relu_mask, scalar_tensor, sub, tensor_scalar, unary,
 };
 pub use error::TensorError;
-pub use index::{gather, get, onehot, rows};
+pub use index::{gather, get, onehot, onehot_on, rows};
 pub use linalg::{matmul, matmul_cost, transpose};
 pub use place::{device, devices, to, to_device};
 pub use reduce::{argmax_rows, mean, softmax, sum, sum_rows};
@@ -95,6 +99,40 @@ pub(crate) enum Storage {
     Transposed(Arc<Transposed>),
     /// In a device's memory.
     Device(DeviceBuffer),
+    /// In a device's memory as the transpose of another tensor's buffer,
+    /// the device twin of `Transposed`.
+    DeviceTransposed(Arc<DeviceTransposed>),
+}
+
+/// A lazy transpose on a device: the tensor is `[cols, rows]` of the
+/// row-major `[rows, cols]` buffer `src`.
+#[derive(Debug)]
+pub(crate) struct DeviceTransposed {
+    pub(crate) src: DeviceBuffer,
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    /// The row-major transpose on the same device, made on first use.
+    pub(crate) dense: OnceLock<DeviceBuffer>,
+}
+
+impl DeviceTransposed {
+    pub(crate) fn new(src: DeviceBuffer, rows: usize, cols: usize) -> DeviceTransposed {
+        DeviceTransposed {
+            src,
+            rows,
+            cols,
+            dense: OnceLock::new(),
+        }
+    }
+
+    /// The source values downloaded, as a lazy host transpose.
+    fn download(&self) -> Result<Transposed, TensorError> {
+        Ok(Transposed::new(
+            Arc::new(self.src.download()?),
+            self.rows,
+            self.cols,
+        ))
+    }
 }
 
 /// A lazy transpose: the tensor is `[cols, rows]` of the row-major
@@ -197,6 +235,13 @@ impl Tensor {
         }
     }
 
+    pub(crate) fn device_transposed(shape: Shape, t: DeviceTransposed) -> Tensor {
+        Tensor {
+            shape,
+            storage: Storage::DeviceTransposed(Arc::new(t)),
+        }
+    }
+
     pub(crate) fn on_device(shape: Shape, buf: DeviceBuffer) -> Tensor {
         Tensor {
             shape,
@@ -228,6 +273,7 @@ impl Tensor {
         match &self.storage {
             Storage::Host(_) | Storage::Transposed(_) => "cpu",
             Storage::Device(b) => b.device.name(),
+            Storage::DeviceTransposed(t) => t.src.device.name(),
         }
     }
 
@@ -236,7 +282,7 @@ impl Tensor {
         match &self.storage {
             Storage::Host(v) => Some(v),
             Storage::Transposed(t) => Some(t.dense()),
-            Storage::Device(_) => None,
+            Storage::Device(_) | Storage::DeviceTransposed(_) => None,
         }
     }
 
@@ -246,6 +292,7 @@ impl Tensor {
             Storage::Host(v) => Ok(v.to_vec()),
             Storage::Transposed(t) => Ok(t.dense().to_vec()),
             Storage::Device(b) => Ok(b.download()?),
+            Storage::DeviceTransposed(t) => Ok(t.download()?.dense().to_vec()),
         }
     }
 
@@ -257,6 +304,11 @@ impl Tensor {
             (Storage::Transposed(a), Storage::Host(b))
             | (Storage::Host(b), Storage::Transposed(a)) => Arc::ptr_eq(&a.src, b),
             (Storage::Device(a), Storage::Device(b)) => a.same_memory(b),
+            (Storage::DeviceTransposed(a), Storage::DeviceTransposed(b)) => {
+                a.src.same_memory(&b.src)
+            }
+            (Storage::DeviceTransposed(a), Storage::Device(b))
+            | (Storage::Device(b), Storage::DeviceTransposed(a)) => a.src.same_memory(b),
             _ => false,
         }
     }
@@ -265,16 +317,16 @@ impl Tensor {
     /// device, until the event its producer recorded has completed (without
     /// blocking the worker: the wait runs on the compute pool).
     pub async fn ready(&self) -> Result<(), TensorError> {
-        match &self.storage {
-            Storage::Host(_) | Storage::Transposed(_) => Ok(()),
-            Storage::Device(b) => {
-                if b.mem.ready.is_complete() {
-                    return Ok(());
-                }
-                let ev = b.mem.ready.clone();
-                Ok(compute(usize::MAX, move || ev.wait()).await?)
-            }
+        let b = match &self.storage {
+            Storage::Host(_) | Storage::Transposed(_) => return Ok(()),
+            Storage::Device(b) => b,
+            Storage::DeviceTransposed(t) => &t.src,
+        };
+        if b.mem.ready.is_complete() {
+            return Ok(());
         }
+        let ev = b.mem.ready.clone();
+        Ok(compute(usize::MAX, move || ev.wait()).await?)
     }
 
     /// This tensor with host values, downloading from a device if needed.
@@ -282,6 +334,9 @@ impl Tensor {
         match &self.storage {
             Storage::Host(_) | Storage::Transposed(_) => Ok(self.clone()),
             Storage::Device(b) => Ok(Tensor::host(self.shape.clone(), b.download()?)),
+            Storage::DeviceTransposed(t) => {
+                Ok(Tensor::transposed(self.shape.clone(), t.download()?))
+            }
         }
     }
 
@@ -292,6 +347,7 @@ impl Tensor {
             Storage::Host(v) => Ok(Arc::try_unwrap(v).unwrap_or_else(|v| v.to_vec())),
             Storage::Transposed(t) => Ok(t.dense().to_vec()),
             Storage::Device(b) => Ok(b.download()?),
+            Storage::DeviceTransposed(t) => Ok(t.download()?.dense().to_vec()),
         }
     }
 
@@ -299,7 +355,7 @@ impl Tensor {
     pub(crate) fn is_unique_host(&mut self) -> bool {
         match &mut self.storage {
             Storage::Host(v) => Arc::get_mut(v).is_some(),
-            Storage::Transposed(_) | Storage::Device(_) => false,
+            Storage::Transposed(_) | Storage::Device(_) | Storage::DeviceTransposed(_) => false,
         }
     }
 }

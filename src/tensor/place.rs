@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
-use super::{Storage, Tensor, TensorError};
-use crate::device::{self, Device, DeviceBuffer, DeviceMem};
+use super::linalg::transpose_copy;
+use super::{DeviceTransposed, Storage, Tensor, TensorError};
+use crate::device::{self, Device, DeviceBuffer, DeviceMem, Rows};
 
 /// `devices()`: the present devices' names, `"cpu"` first.
 pub fn devices() -> Vec<String> {
@@ -78,6 +79,7 @@ pub(crate) fn common_device(
     }
     Ok(match found.map(Tensor::storage) {
         Some(Storage::Device(b)) => Some(b.device.clone()),
+        Some(Storage::DeviceTransposed(t)) => Some(t.src.device.clone()),
         _ => None,
     })
 }
@@ -90,10 +92,46 @@ pub(crate) fn back_to(t: Tensor, dev: &Option<Arc<dyn Device>>) -> Result<Tensor
     }
 }
 
-/// The backend memory of a device tensor (callers checked the placement).
-pub(crate) fn mem(t: &Tensor) -> Option<&DeviceMem> {
+/// The row-major backend memory of a device tensor (`None` on the host);
+/// a lazy device transpose is made dense first (once).
+pub(crate) fn mem(t: &Tensor) -> Result<Option<DeviceMem>, TensorError> {
+    Ok(match t.storage() {
+        Storage::Device(b) => Some(b.mem.clone()),
+        Storage::DeviceTransposed(tr) => Some(dense(tr)?.mem.clone()),
+        Storage::Host(_) | Storage::Transposed(_) => None,
+    })
+}
+
+/// A device tensor as a matrix product operand: its memory and whether
+/// that memory holds the transpose (a lazy device transpose's source).
+pub(crate) fn gemm_operand(t: &Tensor) -> Option<(DeviceMem, bool)> {
     match t.storage() {
-        Storage::Device(b) => Some(&b.mem),
+        Storage::Device(b) => Some((b.mem.clone(), false)),
+        Storage::DeviceTransposed(tr) => Some((tr.src.mem.clone(), true)),
         Storage::Host(_) | Storage::Transposed(_) => None,
     }
+}
+
+/// The row-major copy of a lazy device transpose, made on first use by the
+/// backend's `transpose` hook, or on the host when the backend declines.
+fn dense(t: &DeviceTransposed) -> Result<&DeviceBuffer, TensorError> {
+    if let Some(b) = t.dense.get() {
+        return Ok(b);
+    }
+    let d = &t.src.device;
+    let shape = Rows {
+        rows: t.rows,
+        cols: t.cols,
+    };
+    let mem = match d.transpose(&t.src.mem, shape)? {
+        Some(m) => m,
+        None => d.upload(&transpose_copy(&t.src.download()?, t.rows, t.cols))?,
+    };
+    let buf = DeviceBuffer {
+        device: d.clone(),
+        mem,
+        len: t.rows * t.cols,
+    };
+    // two threads may race here; either copy is correct, the first is kept
+    Ok(t.dense.get_or_init(|| buf))
 }

@@ -3,18 +3,40 @@
 //! `sum` and `mean` accumulate in f64 (the language's float) over f32
 //! values. `softmax` works on rows (a 1-d tensor is one row) and subtracts
 //! each row's maximum before `exp`, so large inputs do not overflow.
-//! Device tensors are downloaded: these return host values, or are small.
+//! On a device each offers the work to the backend's hook (`Device::sum`,
+//! `sum_rows`, `argmax_rows`, `softmax`); `sum` and `argmax_rows` bring
+//! back only their result (one float, one index per row). A backend that
+//! declines gets the host kernel on downloaded values.
 
-use super::place::{back_to, common_device};
+use std::sync::Arc;
+
+use super::place::{back_to, common_device, mem, wrap};
 use super::{alloc, mathf, Shape, Tensor, TensorError};
+use crate::device::{Device, DeviceMem, Rows};
 
 fn host(op: &'static str, t: &Tensor) -> Result<Tensor, TensorError> {
     common_device(op, &[t])?;
     t.to_host()
 }
 
+/// A device tensor's device and row-major memory.
+type OnDevice = (Arc<dyn Device>, DeviceMem);
+
+/// The device and memory of a device tensor, `None` on the host.
+fn on_device(op: &'static str, t: &Tensor) -> Result<Option<OnDevice>, TensorError> {
+    Ok(match (common_device(op, &[t])?, mem(t)?) {
+        (Some(d), Some(m)) => Some((d, m)),
+        _ => None,
+    })
+}
+
 /// `sum(t)`: the sum of all elements, as a float.
 pub fn sum(t: &Tensor) -> Result<f64, TensorError> {
+    if let Some((d, m)) = on_device("sum", t)? {
+        if let Some(s) = d.sum(&m, t.numel())? {
+            return Ok(s);
+        }
+    }
     let h = host("sum", t)?;
     Ok(h.host_values()
         .unwrap_or(&[])
@@ -42,10 +64,15 @@ fn matrix(op: &'static str, t: &Tensor) -> Result<(usize, usize), TensorError> {
 
 /// `sum_rows(t)`: adds the `m` rows of `[m, n]`, giving `[n]`.
 pub fn sum_rows(t: &Tensor) -> Result<Tensor, TensorError> {
-    let (_, n) = matrix("sum_rows", t)?;
+    let (m, n) = matrix("sum_rows", t)?;
+    let shape = Shape::new(&[n]);
+    if let Some((d, mt)) = on_device("sum_rows", t)? {
+        if let Some(out) = d.sum_rows(&mt, Rows { rows: m, cols: n })? {
+            return Ok(wrap(shape, &d, out));
+        }
+    }
     let dev = common_device("sum_rows", &[t])?;
     let h = t.to_host()?;
-    let shape = Shape::new(&[n]);
     let mut out = alloc("sum_rows", &shape, n)?;
     if n > 0 {
         for row in h.host_values().unwrap_or(&[]).chunks_exact(n) {
@@ -67,6 +94,11 @@ pub fn argmax_rows(t: &Tensor) -> Result<Vec<i64>, TensorError> {
             shape: t.shape().clone(),
         });
     }
+    if let Some((d, mt)) = on_device("argmax_rows", t)? {
+        if let Some(out) = d.argmax_rows(&mt, Rows { rows: m, cols: n })? {
+            return Ok(out);
+        }
+    }
     let h = host("argmax_rows", t)?;
     Ok(h.host_values()
         .unwrap_or(&[])
@@ -86,8 +118,9 @@ pub fn argmax_rows(t: &Tensor) -> Result<Vec<i64>, TensorError> {
 /// `softmax(t)`: each row of a 2-d tensor (or the one row of a 1-d tensor)
 /// mapped to `exp(x - max) / sum(exp(x - max))`.
 pub fn softmax(t: &Tensor) -> Result<Tensor, TensorError> {
-    let n = match *t.dims() {
-        [n] | [_, n] => n,
+    let (m, n) = match *t.dims() {
+        [n] => (1, n),
+        [m, n] => (m, n),
         _ => {
             return Err(TensorError::Rank {
                 op: "softmax",
@@ -96,6 +129,11 @@ pub fn softmax(t: &Tensor) -> Result<Tensor, TensorError> {
             })
         }
     };
+    if let Some((d, mt)) = on_device("softmax", t)? {
+        if let Some(out) = d.softmax(&mt, Rows { rows: m, cols: n })? {
+            return Ok(wrap(t.shape().clone(), &d, out));
+        }
+    }
     let dev = common_device("softmax", &[t])?;
     let mut out = t.to_host()?.into_unique_host()?;
     if n > 0 {
