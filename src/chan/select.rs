@@ -27,8 +27,9 @@
 //! locks (up to 8) live in `SmallVec`s (Go keeps them on the
 //! stack for up to 65536 cases), so a select of up to 4 cases allocates
 //! only the `Context` it parks with. A `try_select` with one non-nil case
-//! first checks the channel's lock-free flags, as Go's `selectnbsend` /
-//! `selectnbrecv` do; with several cases it always locks them all (checking
+//! is the channel's `try_send` / `try_recv` (lock-free when it fails or the
+//! buffer serves it), as Go's `selectnbsend` / `selectnbrecv` are; with
+//! several cases it always locks them all (checking
 //! the cases' flags one by one would not see one instant, so "none ready"
 //! could be reported when at every instant some case was ready).
 
@@ -43,7 +44,7 @@ use super::channel::{Locked, CLOSED, EMPTY, FULL};
 use super::state::{RecvStep, SendStep};
 use super::sync::{Arc, Backoff};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
-use super::{Chan, Outcome, Selected};
+use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 
 /// A select statement under construction: add cases, then run it.
 pub struct Select<T> {
@@ -123,9 +124,7 @@ impl<T: Send> Select<T> {
     pub fn try_select(&mut self, rng: &mut fastrand::Rng) -> Option<Selected<T>> {
         let pollorder = self.pollorder(rng);
         if let [i] = pollorder[..] {
-            if !self.may_be_ready(i) {
-                return None;
-            }
+            return self.try_one(i);
         }
         match self.attempt(&pollorder, None) {
             Attempt::Fired(s) => Some(s),
@@ -181,6 +180,31 @@ impl<T: Send> Select<T> {
         })
     }
 
+    /// A select with one non-nil case `i` and a default: the channel's own
+    /// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
+    fn try_one(&mut self, i: usize) -> Option<Selected<T>> {
+        let c = &self.cases[i];
+        let ch = c.chan.as_ref()?;
+        let outcome = if c.send {
+            let v = c.val.take()?;
+            match ch.try_send(v) {
+                Ok(()) => Outcome::Sent,
+                Err(TrySendError::Closed(v)) => Outcome::SendClosed(v),
+                Err(TrySendError::Full(v)) => {
+                    c.val.set(Some(v));
+                    return None;
+                }
+            }
+        } else {
+            match ch.try_recv() {
+                Ok(v) => Outcome::Received(Some(v)),
+                Err(TryRecvError::Closed) => Outcome::Received(None),
+                Err(TryRecvError::Empty) => return None,
+            }
+        };
+        Some(Selected { index: i, outcome })
+    }
+
     /// The lock-free check of one case (`Chan::try_send` / `try_recv`'s
     /// fast path): false when the case surely cannot fire now.
     fn may_be_ready(&self, i: usize) -> bool {
@@ -221,7 +245,7 @@ impl<T: Send> Select<T> {
                 let Some(v) = cases[i].val.take() else {
                     continue;
                 };
-                match st.send(ch.inner.cap, v) {
+                match st.send(v) {
                     SendStep::Done(h) => {
                         fired = Some((i, Outcome::Sent, h));
                         break;
