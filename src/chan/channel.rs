@@ -83,6 +83,16 @@ fn flags_of<T>(st: &State<T>, buf: &Buf<'_, T>) -> usize {
     (empty as usize) * EMPTY + (full as usize) * FULL + (st.closed as usize) * CLOSED
 }
 
+/// What a lock-free probe of a channel learned when it did not complete.
+pub(crate) enum Probe {
+    /// Not ready at one instant (full / empty, not closed).
+    NotReady,
+    /// Closed (a receive: closed and drained); permanent.
+    Closed,
+    /// Only the locked step can tell.
+    Unknown,
+}
+
 /// The channel lock held, with the ring frozen: derefs to the state and,
 /// on drop, publishes the state's flags and thaws the ring when no party is
 /// queued and the channel is open, before the lock is released (the only
@@ -287,23 +297,12 @@ impl<T: Send> Chan<T> {
     /// Sends without blocking: `Full` when no receiver waits and the buffer
     /// is full, `Closed` when the channel is closed.
     pub fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
-        let v = match &self.inner.ring {
-            Some(r) => match r.try_push(v) {
-                Ok(()) => return Ok(()),
-                Err((v, Miss::Fail)) => return Err(TrySendError::Full(v)),
-                Err((v, Miss::Slow)) => v,
-            },
-            None => v,
+        let v = match self.probe_send(v) {
+            Ok(()) => return Ok(()),
+            Err((v, Probe::NotReady)) => return Err(TrySendError::Full(v)),
+            Err((v, Probe::Closed)) => return Err(TrySendError::Closed(v)),
+            Err((v, Probe::Unknown)) => v,
         };
-        // Go's fast path: closed is permanent, and "not closed and full" in
-        // one snapshot means the send could not have completed then.
-        let f = self.flags();
-        if f & CLOSED != 0 {
-            return Err(TrySendError::Closed(v));
-        }
-        if f & FULL != 0 {
-            return Err(TrySendError::Full(v));
-        }
         let step = self.lock().send(v);
         match step {
             SendStep::Done(h) => {
@@ -320,22 +319,11 @@ impl<T: Send> Chan<T> {
     /// Receives without blocking: `Empty` when nothing is there, `Closed`
     /// when the channel is closed and drained.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        if let Some(r) = &self.inner.ring {
-            match r.try_pop() {
-                Ok(v) => return Ok(v),
-                Err(Miss::Fail) => return Err(TryRecvError::Empty),
-                Err(Miss::Slow) => {}
-            }
-        }
-        // Go's fast path: empty and not closed fails now; empty and closed
-        // stays so forever (no send after close, `close` empties `sendq`).
-        let f = self.flags();
-        if f & EMPTY != 0 {
-            return Err(if f & CLOSED != 0 {
-                TryRecvError::Closed
-            } else {
-                TryRecvError::Empty
-            });
+        match self.probe_recv() {
+            Ok(v) => return Ok(v),
+            Err(Probe::NotReady) => return Err(TryRecvError::Empty),
+            Err(Probe::Closed) => return Err(TryRecvError::Closed),
+            Err(Probe::Unknown) => {}
         }
         let step = self.lock().recv();
         match step {
@@ -347,6 +335,55 @@ impl<T: Send> Chan<T> {
             }
             RecvStep::Empty => Err(TryRecvError::Empty),
         }
+    }
+
+    /// A send without the lock: through the open ring, else the flags.
+    /// `NotReady` and `Closed` are exact at one instant (see the module
+    /// header); `Unknown`: only the locked step can tell.
+    #[inline]
+    pub(crate) fn probe_send(&self, v: T) -> Result<(), (T, Probe)> {
+        let v = match &self.inner.ring {
+            Some(r) => match r.try_push(v) {
+                Ok(()) => return Ok(()),
+                Err((v, Miss::Fail)) => return Err((v, Probe::NotReady)),
+                Err((v, Miss::Slow)) => v,
+            },
+            None => v,
+        };
+        // Go's fast path: closed is permanent, and "not closed and full" in
+        // one snapshot means the send could not have completed then.
+        let f = self.flags();
+        if f & CLOSED != 0 {
+            return Err((v, Probe::Closed));
+        }
+        if f & FULL != 0 {
+            return Err((v, Probe::NotReady));
+        }
+        Err((v, Probe::Unknown))
+    }
+
+    /// A receive without the lock, as [`Chan::probe_send`]; `Closed`:
+    /// closed and drained (permanent).
+    #[inline]
+    pub(crate) fn probe_recv(&self) -> Result<T, Probe> {
+        if let Some(r) = &self.inner.ring {
+            match r.try_pop() {
+                Ok(v) => return Ok(v),
+                Err(Miss::Fail) => return Err(Probe::NotReady),
+                Err(Miss::Slow) => {}
+            }
+        }
+        // Go's fast path: empty and not closed fails now; empty and closed
+        // stays so forever (no send after close, `close` empties `sendq`).
+        let f = self.flags();
+        if f & EMPTY != 0 {
+            return Err(if f & CLOSED != 0 {
+                Probe::Closed
+            } else {
+                Probe::NotReady
+            });
+        }
+        Err(Probe::Unknown)
     }
 
     /// `ch <- v`: completes when a receiver took the value or it was

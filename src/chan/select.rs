@@ -7,9 +7,18 @@
 //! 2. `lockorder`: the distinct channels sorted by [`Chan::id`]; all of them
 //!    are locked in that order (a channel named by several cases is locked
 //!    once). Every multi-channel locker uses this order, so no deadlock.
-//! 3. Pass 1: in `pollorder`, run each case's step (`state.rs`); the first
-//!    that completes fires. A send case on a closed channel is ready and
-//!    fires as `SendClosed`.
+//! 3. Pass 1, first without locks: in `pollorder`, probe each case
+//!    lock-free (`Select::probe`: a buffered channel's open ring, else the
+//!    channel's flags); fire the first that completes or finds its channel
+//!    closed, skip a case found not ready, and at the first case the probe
+//!    cannot judge (a party is queued there) go on with the locked pass:
+//!    lock everything (step 2) and, in `pollorder`, run each case's step
+//!    (`state.rs`); the first that completes fires. A send case on a closed
+//!    channel is ready and fires as `SendClosed`. Only the locked pass
+//!    decides "nothing ready", at one instant; the lock-free pass fires the
+//!    first case in `pollorder` found ready when its turn came (crossbeam's
+//!    `Select` does the same), which differs from one snapshot only when a
+//!    case it had found not ready became ready within that pass.
 //! 4. Nothing ready: `try_select` unlocks and returns `None` (the `default`
 //!    case). A blocking select creates one `Context` and queues one entry
 //!    per non-nil case, in `pollorder` (so when several cases name one
@@ -29,9 +38,9 @@
 //! only the `Context` it parks with. A `try_select` with one non-nil case
 //! is the channel's `try_send` / `try_recv` (lock-free when it fails or the
 //! buffer serves it), as Go's `selectnbsend` / `selectnbrecv` are; with
-//! several cases it always locks them all (checking
-//! the cases' flags one by one would not see one instant, so "none ready"
-//! could be reported when at every instant some case was ready).
+//! several cases it reports "none ready" only after the locked pass
+//! (checking the cases one by one would not see one instant, so "none
+//! ready" could be reported when at every instant some case was ready).
 
 use std::cell::Cell;
 use std::future::Future;
@@ -40,7 +49,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 
 use smallvec::SmallVec;
 
-use super::channel::{Locked, CLOSED, EMPTY, FULL};
+use super::channel::{Locked, Probe};
 use super::state::{RecvStep, SendStep};
 use super::sync::{Arc, Backoff};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
@@ -126,6 +135,9 @@ impl<T: Send> Select<T> {
         if let [i] = pollorder[..] {
             return self.try_one(i);
         }
+        if let Some(s) = self.probe(&pollorder) {
+            return Some(s);
+        }
         match self.attempt(&pollorder, None) {
             Attempt::Fired(s) => Some(s),
             Attempt::Parked(_) | Attempt::NotReady => None,
@@ -147,7 +159,7 @@ impl<T: Send> Select<T> {
     /// case names a buffered channel it first retries pass 1 for a few
     /// microseconds, as `Chan::send_blocking` does (same poll order, so the
     /// draws from `rng` do not depend on timing).
-    pub fn select_blocking(mut self, rng: &mut fastrand::Rng) -> Selected<T> {
+    pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
         let pollorder = self.pollorder(rng);
         let buffered = self
             .cases
@@ -156,15 +168,11 @@ impl<T: Send> Select<T> {
         if buffered {
             let backoff = Backoff::new();
             loop {
-                // Lock every channel only when some case's flags say it may
-                // be ready: the retry is a heuristic (`block_on` below runs
-                // the exact locked pass), so a skipped round costs nothing
-                // but time, and it spares the lock to the partners.
-                let some_ready = pollorder.iter().any(|&i| self.may_be_ready(i));
-                if some_ready {
-                    if let Attempt::Fired(s) = self.attempt(&pollorder, None) {
-                        return s;
-                    }
+                // The lock-free pass only: the retry is a heuristic
+                // (`block_on` below runs the exact locked pass), and it
+                // spares the locks (and the rings) to the partners.
+                if let Some(s) = self.probe(&pollorder) {
+                    return s;
                 }
                 if backoff.is_completed() {
                     break;
@@ -205,15 +213,41 @@ impl<T: Send> Select<T> {
         Some(Selected { index: i, outcome })
     }
 
-    /// The lock-free check of one case (`Chan::try_send` / `try_recv`'s
-    /// fast path): false when the case surely cannot fire now.
-    fn may_be_ready(&self, i: usize) -> bool {
-        let c = &self.cases[i];
-        let Some(ch) = &c.chan else { return false };
-        let f = ch.flags();
-        // Closed makes either kind ready (send fails, receive yields None).
-        let blocked = if c.send { FULL } else { EMPTY };
-        f & CLOSED != 0 || f & blocked == 0
+    /// Step 3a, the lock-free pass: in `pollorder`, probe each case
+    /// without the lock (the ring, else the flags: `Chan::probe_send` /
+    /// `probe_recv`) and fire the first that completes, or is closed; skip a
+    /// case that was not ready at its probe; stop (`None`, go lock) at the
+    /// first case only the locked pass can judge. So the case that fires is
+    /// the first in `pollorder` found ready, each case looked at in turn.
+    fn probe(&self, pollorder: &[usize]) -> Option<Selected<T>> {
+        for &i in pollorder {
+            let c = &self.cases[i];
+            let ch = c.chan.as_ref()?;
+            let outcome = if c.send {
+                let v = c.val.take()?;
+                match ch.probe_send(v) {
+                    Ok(()) => Outcome::Sent,
+                    Err((v, Probe::Closed)) => Outcome::SendClosed(v),
+                    Err((v, Probe::NotReady)) => {
+                        c.val.set(Some(v));
+                        continue;
+                    }
+                    Err((v, Probe::Unknown)) => {
+                        c.val.set(Some(v));
+                        return None;
+                    }
+                }
+            } else {
+                match ch.probe_recv() {
+                    Ok(v) => Outcome::Received(Some(v)),
+                    Err(Probe::Closed) => Outcome::Received(None),
+                    Err(Probe::NotReady) => continue,
+                    Err(Probe::Unknown) => return None,
+                }
+            };
+            return Some(Selected { index: i, outcome });
+        }
+        None
     }
 
     /// Step 1: the non-nil cases, shuffled (Fisher-Yates).
@@ -328,6 +362,10 @@ impl<T: Send> Future for SelectFut<T> {
         }
         if this.done {
             return Poll::Pending;
+        }
+        if let Some(s) = this.sel.probe(&this.pollorder) {
+            this.done = true;
+            return Poll::Ready(s);
         }
         match this.sel.attempt(&this.pollorder, Some(tcx.waker())) {
             Attempt::Fired(s) => {
