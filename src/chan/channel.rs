@@ -162,15 +162,26 @@ impl<T> DerefMut for Locked<'_, T> {
 impl<T> Drop for Locked<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        let buf = self.buf();
-        let Some(ring) = buf.ring else {
-            // Release: a fast-path reader that loads this value (Acquire)
-            // sees every earlier critical section, so a later `close` cannot
-            // be missing from a value that follows it in the flags' order.
-            let f = flags_of(&self.guard, &buf);
-            self.inner.flags.store(f, Ordering::Release);
+        if self.inner.ring.is_some() {
+            self.publish_frozen();
             return;
-        };
+        }
+        // Release: a fast-path reader that loads this value (Acquire-or-
+        // stronger) sees every earlier critical section, so a later `close`
+        // cannot be missing from a value that follows it in the flags' order.
+        let f = flags_of(&self.guard, &self.buf());
+        self.inner.flags.store(f, Ordering::Release);
+    }
+}
+
+impl<T> Locked<'_, T> {
+    /// `Drop` for a channel with a ring: thaw it when no party is queued
+    /// and the channel is open (flags 0 first), else publish the flags.
+    /// Out of line: the unbuffered hand-off path stays small.
+    #[inline(never)]
+    fn publish_frozen(&mut self) {
+        let buf = self.buf();
+        let Some(ring) = buf.ring else { return };
         // SeqCst with the ring's marks: a reader that saw a marked index and
         // then loads flags from this store knows no thaw came in between.
         let st = &mut *self.guard;
@@ -297,12 +308,22 @@ impl<T: Send> Chan<T> {
     /// Sends without blocking: `Full` when no receiver waits and the buffer
     /// is full, `Closed` when the channel is closed.
     pub fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
-        let v = match self.probe_send(v) {
-            Ok(()) => return Ok(()),
-            Err((v, Probe::NotReady)) => return Err(TrySendError::Full(v)),
-            Err((v, Probe::Closed)) => return Err(TrySendError::Closed(v)),
-            Err((v, Probe::Unknown)) => v,
+        // `probe_send`, written out: `T` is moved once less.
+        let v = match &self.inner.ring {
+            Some(r) => match r.try_push(v) {
+                Ok(()) => return Ok(()),
+                Err((v, Miss::Fail)) => return Err(TrySendError::Full(v)),
+                Err((v, Miss::Slow)) => v,
+            },
+            None => v,
         };
+        let f = self.flags();
+        if f & CLOSED != 0 {
+            return Err(TrySendError::Closed(v));
+        }
+        if f & FULL != 0 {
+            return Err(TrySendError::Full(v));
+        }
         let step = self.lock().send(v);
         match step {
             SendStep::Done(h) => {
