@@ -79,6 +79,15 @@ struct Case<T> {
     val: Cell<Option<T>>,
 }
 
+/// What the lock-free pass found.
+enum Probed<T> {
+    Fired(Selected<T>),
+    /// Every case was found not ready when probed.
+    NotReady,
+    /// A case needs the locked pass.
+    Unknown,
+}
+
 enum Attempt<T> {
     Fired(Selected<T>),
     Parked(Arc<Context<T>>),
@@ -135,7 +144,7 @@ impl<T: Send> Select<T> {
         if let [i] = pollorder[..] {
             return self.try_one(i);
         }
-        if let Some(s) = self.probe(&pollorder) {
+        if let Probed::Fired(s) = self.probe(&pollorder) {
             return Some(s);
         }
         match self.attempt(&pollorder, None) {
@@ -171,8 +180,11 @@ impl<T: Send> Select<T> {
                 // The lock-free pass only: the retry is a heuristic
                 // (`block_on` below runs the exact locked pass), and it
                 // spares the locks (and the rings) to the partners.
-                if let Some(s) = self.probe(&pollorder) {
-                    return s;
+                match self.probe(&pollorder) {
+                    Probed::Fired(s) => return s,
+                    // A queued party: the locked pass below decides now.
+                    Probed::Unknown => break,
+                    Probed::NotReady => {}
                 }
                 if backoff.is_completed() {
                     break;
@@ -219,12 +231,16 @@ impl<T: Send> Select<T> {
     /// case that was not ready at its probe; stop (`None`, go lock) at the
     /// first case only the locked pass can judge. So the case that fires is
     /// the first in `pollorder` found ready, each case looked at in turn.
-    fn probe(&self, pollorder: &[usize]) -> Option<Selected<T>> {
+    fn probe(&self, pollorder: &[usize]) -> Probed<T> {
         for &i in pollorder {
             let c = &self.cases[i];
-            let ch = c.chan.as_ref()?;
+            let Some(ch) = &c.chan else {
+                return Probed::Unknown;
+            };
             let outcome = if c.send {
-                let v = c.val.take()?;
+                let Some(v) = c.val.take() else {
+                    return Probed::Unknown;
+                };
                 match ch.probe_send(v) {
                     Ok(()) => Outcome::Sent,
                     Err((v, Probe::Closed)) => Outcome::SendClosed(v),
@@ -234,7 +250,7 @@ impl<T: Send> Select<T> {
                     }
                     Err((v, Probe::Unknown)) => {
                         c.val.set(Some(v));
-                        return None;
+                        return Probed::Unknown;
                     }
                 }
             } else {
@@ -242,12 +258,12 @@ impl<T: Send> Select<T> {
                     Ok(v) => Outcome::Received(Some(v)),
                     Err(Probe::Closed) => Outcome::Received(None),
                     Err(Probe::NotReady) => continue,
-                    Err(Probe::Unknown) => return None,
+                    Err(Probe::Unknown) => return Probed::Unknown,
                 }
             };
-            return Some(Selected { index: i, outcome });
+            return Probed::Fired(Selected { index: i, outcome });
         }
-        None
+        Probed::NotReady
     }
 
     /// Step 1: the non-nil cases, shuffled (Fisher-Yates).
@@ -363,7 +379,7 @@ impl<T: Send> Future for SelectFut<T> {
         if this.done {
             return Poll::Pending;
         }
-        if let Some(s) = this.sel.probe(&this.pollorder) {
+        if let Probed::Fired(s) = this.sel.probe(&this.pollorder) {
             this.done = true;
             return Poll::Ready(s);
         }
