@@ -119,7 +119,7 @@ impl<T> State<T> {
     }
 
     /// `chansend` without parking: closed? a waiting receiver? room?
-    #[inline]
+    #[inline(always)]
     pub(crate) fn send(&mut self, buf: &Buf<'_, T>, v: T) -> SendStep<T> {
         if self.closed {
             return SendStep::Closed(v);
