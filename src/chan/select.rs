@@ -7,11 +7,12 @@
 //! 2. `lockorder`: the distinct channels sorted by [`Chan::id`]; all of them
 //!    are locked in that order (a channel named by several cases is locked
 //!    once). Every multi-channel locker uses this order, so no deadlock.
-//! 3. Pass 1, first without locks: in `pollorder`, probe each case
-//!    lock-free (`Select::probe`: a buffered channel's open ring, else the
-//!    channel's flags); fire the first that completes or finds its channel
-//!    closed, skip a case found not ready, and at the first case the probe
-//!    cannot judge (a party is queued there) go on with the locked pass:
+//! 3. Pass 1, first without locks: in `pollorder`, probe each case on a
+//!    buffered channel lock-free (`Select::probe`: its open ring, else its
+//!    flags); fire the first that completes or finds its channel closed,
+//!    skip a case found not ready, and at the first case the probe cannot
+//!    judge (a party is queued there, or the channel is unbuffered) go on
+//!    with the locked pass:
 //!    lock everything (step 2) and, in `pollorder`, run each case's step
 //!    (`state.rs`); the first that completes fires. A send case on a closed
 //!    channel is ready and fires as `SendClosed`. Only the locked pass
@@ -225,16 +226,20 @@ impl<T: Send> Select<T> {
         Some(Selected { index: i, outcome })
     }
 
-    /// Step 3a, the lock-free pass: in `pollorder`, probe each case
-    /// without the lock (the ring, else the flags: `Chan::probe_send` /
-    /// `probe_recv`) and fire the first that completes, or is closed; skip a
-    /// case that was not ready at its probe; stop (`None`, go lock) at the
-    /// first case only the locked pass can judge. So the case that fires is
+    /// Step 3a, the lock-free pass: in `pollorder`, probe each case on a
+    /// buffered channel without the lock (the ring, else the flags:
+    /// `Chan::probe_send` / `probe_recv`) and fire the first that completes,
+    /// or is closed; skip a case that was not ready at its probe; stop
+    /// (`Unknown`, go lock) at the first case only the locked pass can
+    /// judge, or on an unbuffered channel. So the case that fires is
     /// the first in `pollorder` found ready, each case looked at in turn.
     fn probe(&self, pollorder: &[usize]) -> Probed<T> {
         for &i in pollorder {
             let c = &self.cases[i];
-            let Some(ch) = &c.chan else {
+            // Only buffered channels are probed: an unbuffered case is ready
+            // only when a party is queued, which the flags alone can tell
+            // but only the locked pass can use.
+            let Some(ch) = c.chan.as_ref().filter(|ch| ch.inner.ring.is_some()) else {
                 return Probed::Unknown;
             };
             let outcome = if c.send {
