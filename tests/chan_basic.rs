@@ -313,3 +313,34 @@ fn very_large_capacity_channel() {
     );
     assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
 }
+
+/// A cap-1 channel is always empty (its send case ready) or full (its
+/// receive case ready): a select with a default over both must fire,
+/// however another thread toggles the channel between its looks at the
+/// two cases (the lock-free pass must see one instant, or lock).
+#[test]
+fn select_over_both_ends_of_a_toggled_channel_always_fires() {
+    let a = Chan::new(1);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let toggler = {
+        let (a, stop) = (a.clone(), stop.clone());
+        thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = a.try_send(1);
+                let _ = a.try_recv();
+            }
+        })
+    };
+    let mut rng = fastrand::Rng::with_seed(9);
+    for i in 0..20_000 {
+        let mut s = Select::new();
+        s.recv(Some(a.clone()));
+        s.send(Some(a.clone()), 2);
+        assert!(
+            s.try_select(&mut rng).is_some(),
+            "no case fired at round {i}"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    toggler.join().unwrap();
+}

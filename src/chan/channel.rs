@@ -32,7 +32,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use super::ring::{Miss, Ring, RING_MAX};
+use super::ring::{Miss, Ring, Words, RING_MAX};
 use super::state::{Buf, RecvStep, SendStep, State};
 use std::ops::{Deref, DerefMut};
 
@@ -85,8 +85,9 @@ fn flags_of<T>(st: &State<T>, buf: &Buf<'_, T>) -> usize {
 
 /// What a lock-free probe of a channel learned when it did not complete.
 pub(crate) enum Probe {
-    /// Not ready at one instant (full / empty, not closed).
-    NotReady,
+    /// Not ready at one instant (full / empty, not closed); with the ring's
+    /// words when the open ring showed it (for select's double check).
+    NotReady(Option<Words>),
     /// Closed (a receive: closed and drained); permanent.
     Closed,
     /// Only the locked step can tell.
@@ -312,7 +313,7 @@ impl<T: Send> Chan<T> {
         let v = match &self.inner.ring {
             Some(r) => match r.try_push(v) {
                 Ok(()) => return Ok(()),
-                Err((v, Miss::Fail)) => return Err(TrySendError::Full(v)),
+                Err((v, Miss::Fail(_))) => return Err(TrySendError::Full(v)),
                 Err((v, Miss::Slow)) => v,
             },
             None => v,
@@ -342,7 +343,7 @@ impl<T: Send> Chan<T> {
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
         match self.probe_recv() {
             Ok(v) => return Ok(v),
-            Err(Probe::NotReady) => return Err(TryRecvError::Empty),
+            Err(Probe::NotReady(_)) => return Err(TryRecvError::Empty),
             Err(Probe::Closed) => return Err(TryRecvError::Closed),
             Err(Probe::Unknown) => {}
         }
@@ -358,6 +359,12 @@ impl<T: Send> Chan<T> {
         }
     }
 
+    /// The ring's `(head, tail)` words, if the channel has a ring.
+    #[inline]
+    pub(crate) fn ring_words(&self) -> Option<Words> {
+        self.inner.ring.as_ref().map(|r| r.words())
+    }
+
     /// A send without the lock: through the open ring, else the flags.
     /// `NotReady` and `Closed` are exact at one instant (see the module
     /// header); `Unknown`: only the locked step can tell.
@@ -366,7 +373,7 @@ impl<T: Send> Chan<T> {
         let v = match &self.inner.ring {
             Some(r) => match r.try_push(v) {
                 Ok(()) => return Ok(()),
-                Err((v, Miss::Fail)) => return Err((v, Probe::NotReady)),
+                Err((v, Miss::Fail(w))) => return Err((v, Probe::NotReady(Some(w)))),
                 Err((v, Miss::Slow)) => v,
             },
             None => v,
@@ -378,7 +385,7 @@ impl<T: Send> Chan<T> {
             return Err((v, Probe::Closed));
         }
         if f & FULL != 0 {
-            return Err((v, Probe::NotReady));
+            return Err((v, Probe::NotReady(None)));
         }
         Err((v, Probe::Unknown))
     }
@@ -390,7 +397,7 @@ impl<T: Send> Chan<T> {
         if let Some(r) = &self.inner.ring {
             match r.try_pop() {
                 Ok(v) => return Ok(v),
-                Err(Miss::Fail) => return Err(Probe::NotReady),
+                Err(Miss::Fail(w)) => return Err(Probe::NotReady(Some(w))),
                 Err(Miss::Slow) => {}
             }
         }
@@ -401,7 +408,7 @@ impl<T: Send> Chan<T> {
             return Err(if f & CLOSED != 0 {
                 Probe::Closed
             } else {
-                Probe::NotReady
+                Probe::NotReady(None)
             });
         }
         Err(Probe::Unknown)

@@ -48,10 +48,14 @@ pub(crate) const RING_MAX: usize = 1 << 16;
 pub(crate) enum Miss {
     /// The buffer was full (push) or empty (pop) at one instant while the
     /// ring was open: the operation fails (Go's `full(c)` / `empty(c)`).
-    Fail,
+    /// Carries the `(head, tail)` words that showed it (see [`Ring::words`]).
+    Fail(Words),
     /// The ring is frozen: take the channel lock.
     Slow,
 }
+
+/// The `(head, tail)` words of a ring, as loaded.
+pub(crate) type Words = (usize, usize);
 
 pub(crate) struct Ring<T> {
     /// Next position to pop: lap, `MARK`, index.
@@ -155,7 +159,7 @@ impl<T> Ring<T> {
                     return Err((v, Miss::Slow));
                 }
                 if head.wrapping_add(self.one_lap) == tail {
-                    return Err((v, Miss::Fail));
+                    return Err((v, Miss::Fail((head, tail))));
                 }
                 backoff.snooze();
                 tail = self.tail.load(Ordering::SeqCst);
@@ -209,7 +213,7 @@ impl<T> Ring<T> {
                     return Err(Miss::Slow);
                 }
                 if tail == head {
-                    return Err(Miss::Fail);
+                    return Err(Miss::Fail((head, tail)));
                 }
                 backoff.snooze();
                 head = self.head.load(Ordering::SeqCst);
@@ -219,6 +223,17 @@ impl<T> Ring<T> {
                 head = self.head.load(Ordering::SeqCst);
             }
         }
+    }
+
+    /// Loads `head`, then `tail`. A select compares them with the words a
+    /// failed `try_push` / `try_pop` showed: equal (and so unmarked) means
+    /// the indices did not move in between (they only grow), so at every
+    /// instant in between the buffer was as full or as empty as seen.
+    #[inline]
+    pub(crate) fn words(&self) -> Words {
+        let head = self.head.load(Ordering::SeqCst);
+        let tail = self.tail.load(Ordering::SeqCst);
+        (head, tail)
     }
 
     /// Step 1: no lock-free operation commits after this returns.
@@ -321,13 +336,13 @@ mod tests {
         for i in 0..3 {
             assert!(r.try_push(i).is_ok());
         }
-        assert_eq!(r.try_push(9), Err((9, Miss::Fail)));
+        assert_eq!(r.try_push(9), Err((9, Miss::Fail((0, 8)))));
         assert_eq!(r.try_pop(), Ok(0));
         assert!(r.try_push(3).is_ok());
         assert_eq!(r.try_pop(), Ok(1));
         assert_eq!(r.try_pop(), Ok(2));
         assert_eq!(r.try_pop(), Ok(3));
-        assert_eq!(r.try_pop(), Err(Miss::Fail));
+        assert_eq!(r.try_pop(), Err(Miss::Fail(r.words())));
     }
 
     #[test]
@@ -343,7 +358,7 @@ mod tests {
         assert_eq!(r.pop_frozen(), Some(1));
         r.thaw();
         assert_eq!(r.try_pop(), Ok(2));
-        assert_eq!(r.try_pop(), Err(Miss::Fail));
+        assert!(matches!(r.try_pop(), Err(Miss::Fail(_))));
     }
 
     #[test]

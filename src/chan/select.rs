@@ -15,11 +15,14 @@
 //!    with the locked pass:
 //!    lock everything (step 2) and, in `pollorder`, run each case's step
 //!    (`state.rs`); the first that completes fires. A send case on a closed
-//!    channel is ready and fires as `SendClosed`. Only the locked pass
-//!    decides "nothing ready", at one instant; the lock-free pass fires the
-//!    first case in `pollorder` found ready when its turn came (crossbeam's
-//!    `Select` does the same), which differs from one snapshot only when a
-//!    case it had found not ready became ready within that pass.
+//!    channel is ready and fires as `SendClosed`. The lock-free pass fires
+//!    the first case in `pollorder` found ready when its turn came
+//!    (crossbeam's `Select` does the same), which differs from one snapshot
+//!    only when a case it had found not ready became ready within that
+//!    pass. "Nothing ready" must hold at one instant: the locked pass
+//!    decides it, or (`try_select` only) the lock-free pass when every case
+//!    was a ring found full / empty and a second look at every ring's
+//!    indices finds them unmoved (a double collect; see `note`).
 //! 4. Nothing ready: `try_select` unlocks and returns `None` (the `default`
 //!    case). A blocking select creates one `Context` and queues one entry
 //!    per non-nil case, in `pollorder` (so when several cases name one
@@ -39,9 +42,10 @@
 //! only the `Context` it parks with. A `try_select` with one non-nil case
 //! is the channel's `try_send` / `try_recv` (lock-free when it fails or the
 //! buffer serves it), as Go's `selectnbsend` / `selectnbrecv` are; with
-//! several cases it reports "none ready" only after the locked pass
-//! (checking the cases one by one would not see one instant, so "none
-//! ready" could be reported when at every instant some case was ready).
+//! several cases it reports "none ready" only at one instant (step 3):
+//! checking the cases one by one alone would not see one instant, so "none
+//! ready" could be reported when at every instant some case was ready
+//! (`tests/chan_basic.rs` toggles a channel under such a select).
 
 use std::cell::Cell;
 use std::future::Future;
@@ -51,6 +55,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use smallvec::SmallVec;
 
 use super::channel::{Locked, Probe};
+use super::ring::Words;
 use super::state::{RecvStep, SendStep};
 use super::sync::{Arc, Backoff};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
@@ -70,6 +75,10 @@ const INLINE: usize = 8;
 /// Case indices in poll order.
 type Order = SmallVec<[usize; INLINE]>;
 
+/// The rings (and their words) that showed the cases not ready, for the
+/// double check; `None` once some case was judged otherwise.
+type Seen<'a, T> = Option<SmallVec<[(&'a Chan<T>, Words); INLINE]>>;
+
 struct Case<T> {
     /// `None` is the nil channel: never ready.
     chan: Option<Chan<T>>,
@@ -83,8 +92,11 @@ struct Case<T> {
 /// What the lock-free pass found.
 enum Probed<T> {
     Fired(Selected<T>),
-    /// Every case was found not ready when probed.
-    NotReady,
+    /// Every case was found not ready when probed; `exact`: all at one
+    /// instant (the double check passed), so "none ready" holds.
+    NotReady {
+        exact: bool,
+    },
     /// A case needs the locked pass.
     Unknown,
 }
@@ -145,8 +157,10 @@ impl<T: Send> Select<T> {
         if let [i] = pollorder[..] {
             return self.try_one(i);
         }
-        if let Probed::Fired(s) = self.probe(&pollorder) {
-            return Some(s);
+        match self.probe(&pollorder) {
+            Probed::Fired(s) => return Some(s),
+            Probed::NotReady { exact: true } => return None,
+            _ => {}
         }
         match self.attempt(&pollorder, None) {
             Attempt::Fired(s) => Some(s),
@@ -185,7 +199,7 @@ impl<T: Send> Select<T> {
                     Probed::Fired(s) => return s,
                     // A queued party: the locked pass below decides now.
                     Probed::Unknown => break,
-                    Probed::NotReady => {}
+                    Probed::NotReady { .. } => {}
                 }
                 if backoff.is_completed() {
                     break;
@@ -234,6 +248,9 @@ impl<T: Send> Select<T> {
     /// judge, or on an unbuffered channel. So the case that fires is
     /// the first in `pollorder` found ready, each case looked at in turn.
     fn probe(&self, pollorder: &[usize]) -> Probed<T> {
+        // The ring words that showed each case not ready; `None` once some
+        // case was judged by the flags instead (no double check then).
+        let mut seen: Seen<'_, T> = Some(SmallVec::new());
         for &i in pollorder {
             let c = &self.cases[i];
             // Only buffered channels are probed: an unbuffered case is ready
@@ -249,8 +266,9 @@ impl<T: Send> Select<T> {
                 match ch.probe_send(v) {
                     Ok(()) => Outcome::Sent,
                     Err((v, Probe::Closed)) => Outcome::SendClosed(v),
-                    Err((v, Probe::NotReady)) => {
+                    Err((v, Probe::NotReady(w))) => {
                         c.val.set(Some(v));
+                        note(&mut seen, ch, w);
                         continue;
                     }
                     Err((v, Probe::Unknown)) => {
@@ -262,13 +280,20 @@ impl<T: Send> Select<T> {
                 match ch.probe_recv() {
                     Ok(v) => Outcome::Received(Some(v)),
                     Err(Probe::Closed) => Outcome::Received(None),
-                    Err(Probe::NotReady) => continue,
+                    Err(Probe::NotReady(w)) => {
+                        note(&mut seen, ch, w);
+                        continue;
+                    }
                     Err(Probe::Unknown) => return Probed::Unknown,
                 }
             };
             return Probed::Fired(Selected { index: i, outcome });
         }
-        Probed::NotReady
+        // Double check: every ring still shows the words its case saw, so
+        // no index moved since; at the instant between the two passes every
+        // case was as found (see `none_ready`).
+        let exact = seen.is_some_and(|seen| seen.iter().all(|&(ch, w)| ch.ring_words() == Some(w)));
+        Probed::NotReady { exact }
     }
 
     /// Step 1: the non-nil cases, shuffled (Fisher-Yates).
@@ -416,6 +441,25 @@ impl<T> Drop for SelectFut<T> {
             cx.try_abort();
             dequeue_all(&self.sel.cases, &cx);
         }
+    }
+}
+
+/// Records the ring words that showed a case not ready (`probe`); a case
+/// judged by the flags (`w == None`) rules the double check out.
+///
+/// Why the double check gives one instant (`none_ready`): a case's words
+/// were read unmarked in the first pass and are equal in the second; the
+/// indices only grow, so they did not move in between, and every case's
+/// buffer was as full or empty as seen at the instant between the passes.
+/// The words may have been frozen and thawed meanwhile without moving
+/// (a party queued and left, or a lock holder looked): a queued receiver
+/// needs an empty buffer and a queued sender a full one, so that can never
+/// have made an empty buffer's receive case or a full buffer's send case
+/// ready; a close freezes for good, so the second pass would see the mark.
+fn note<'a, T>(seen: &mut Seen<'a, T>, ch: &'a Chan<T>, w: Option<Words>) {
+    match (seen.as_mut(), w) {
+        (Some(v), Some(w)) => v.push((ch, w)),
+        _ => *seen = None,
     }
 }
 
