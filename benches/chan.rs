@@ -1,6 +1,7 @@
 //! Weft's channels beside crossbeam-channel, in the same run, from plain
 //! threads (the `_blocking` forms): sequential, SPSC, MPSC, MPMC at capacity
-//! 0, 1 and 1024, select over 4 channels, unbuffered ping-pong.
+//! 0, 1 and 1024, select over 4 channels (blocking, and with a default
+//! when nothing is ready), unbuffered ping-pong.
 //! Run: `cargo bench --bench chan` (shorter: append `-- --warm-up-time 0.5
 //! --measurement-time 2`). Results and ratios: docs/performance.md.
 
