@@ -291,7 +291,7 @@ impl<T: Send> Select<T> {
         }
         // Double check: every ring still shows the words its case saw, so
         // no index moved since; at the instant between the two passes every
-        // case was as found (see `none_ready`).
+        // case was as found (the argument is at `note`).
         let exact = seen.is_some_and(|seen| seen.iter().all(|&(ch, w)| ch.ring_words() == Some(w)));
         Probed::NotReady { exact }
     }
