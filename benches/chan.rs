@@ -1,6 +1,7 @@
 //! Weft's channels beside crossbeam-channel, in the same run, from plain
 //! threads (the `_blocking` forms): sequential, SPSC, MPSC, MPMC at capacity
-//! 0, 1 and 1024, select over 4 channels, unbuffered ping-pong.
+//! 0, 1 and 1024, select over 4 channels (blocking, and with a default
+//! when nothing is ready), unbuffered ping-pong.
 //! Run: `cargo bench --bench chan` (shorter: append `-- --warm-up-time 0.5
 //! --measurement-time 2`). Results and ratios: docs/performance.md.
 
@@ -168,6 +169,33 @@ fn select_crossbeam(cap: usize) {
     });
 }
 
+/// One thread: `N` selects with a default over 4 empty buffered channels
+/// (nothing is ever ready: the cost of finding that out).
+fn try_select_empty_weft() {
+    let chans: Vec<Chan<u64>> = (0..4).map(|_| Chan::new(1024)).collect();
+    let mut rng = fastrand::Rng::with_seed(1);
+    for _ in 0..N {
+        let mut sel = Select::new();
+        for c in &chans {
+            sel.recv(Some(c.clone()));
+        }
+        assert!(black_box(sel.try_select(&mut rng)).is_none());
+    }
+}
+
+fn try_select_empty_crossbeam() {
+    let chans: Vec<_> = (0..4)
+        .map(|_| crossbeam_channel::bounded::<u64>(1024))
+        .collect();
+    for _ in 0..N {
+        let mut sel = crossbeam_channel::Select::new();
+        for (_, r) in &chans {
+            sel.recv(r);
+        }
+        assert!(black_box(sel.try_select()).is_err());
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("chan");
     g.throughput(Throughput::Elements(N));
@@ -200,6 +228,12 @@ fn bench(c: &mut Criterion) {
             b.iter(|| select_crossbeam(cap))
         });
     }
+    g.bench_function(BenchmarkId::new("tryselect4/weft", 1024), |b| {
+        b.iter(try_select_empty_weft)
+    });
+    g.bench_function(BenchmarkId::new("tryselect4/crossbeam", 1024), |b| {
+        b.iter(try_select_empty_crossbeam)
+    });
     g.finish();
     let mut g = c.benchmark_group("chan");
     const ROUNDS: u64 = 2_000;

@@ -262,3 +262,85 @@ fn ids_are_identity() {
     assert_eq!(a, a.clone());
     assert_ne!(a, b);
 }
+
+/// The lock-free pass of a select must not favour buffered cases: with a
+/// value buffered on `a` and a sender parked on unbuffered `b`, both cases
+/// are ready and each must fire about half the time.
+#[test]
+fn select_is_fair_between_buffered_and_unbuffered_cases() {
+    let a = Chan::new(1);
+    let b = Chan::new(0);
+    let (_, w) = counter();
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut fired = [0usize; 2];
+    for i in 0..400 {
+        if a.is_empty() {
+            a.try_send(i).unwrap();
+        }
+        let mut parked = b.send(i);
+        assert!(poll_once(&mut parked, &w).is_pending());
+        let mut s = Select::new();
+        s.recv(Some(a.clone()));
+        s.recv(Some(b.clone()));
+        let got = s.try_select(&mut rng).expect("both cases are ready");
+        fired[got.index] += 1;
+        if got.index == 0 {
+            drop(parked); // withdraws the parked send
+        } else {
+            assert!(poll_once(&mut parked, &w).is_ready());
+        }
+        assert_eq!(b.queued(), (0, 0));
+    }
+    assert!(fired.iter().all(|&n| n > 140), "unfair: {fired:?}");
+}
+
+/// Capacities above the ring's limit keep a buffer under the lock: the
+/// same rules hold (the model test covers them too).
+#[test]
+fn very_large_capacity_channel() {
+    let c = Chan::new((1 << 16) + 1);
+    for i in 0..100 {
+        c.try_send(i).unwrap();
+    }
+    assert_eq!(c.len(), 100);
+    c.close().unwrap();
+    assert!(matches!(c.try_send(0), Err(TrySendError::Closed(0))));
+    assert_eq!(
+        (0..100)
+            .map(|_| c.recv_blocking())
+            .collect::<Option<Vec<_>>>(),
+        Some((0..100).collect())
+    );
+    assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
+}
+
+/// A cap-1 channel is always empty (its send case ready) or full (its
+/// receive case ready): a select with a default over both must fire,
+/// however another thread toggles the channel between its looks at the
+/// two cases (the lock-free pass must see one instant, or lock).
+#[test]
+fn select_over_both_ends_of_a_toggled_channel_always_fires() {
+    let a = Chan::new(1);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let toggler = {
+        let (a, stop) = (a.clone(), stop.clone());
+        thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = a.try_send(1);
+                let _ = a.try_recv();
+            }
+        })
+    };
+    let mut rng = fastrand::Rng::with_seed(9);
+    for i in 0..20_000 {
+        let mut s = Select::new();
+        s.recv(Some(a.clone()));
+        s.send(Some(a.clone()), 2);
+        assert!(
+            s.try_select(&mut rng).is_some(),
+            "no case fired at round {i}"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    toggler.join().unwrap();
+}

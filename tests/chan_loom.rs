@@ -5,7 +5,9 @@
 //! Scenarios: hand-off, close while parties are blocked, two senders racing
 //! into one select, a select cancelled by another case, a receive future
 //! dropped while a sender races it, the lock-free `try_recv` fast path
-//! racing a send and a close (buffered and unbuffered).
+//! racing a send and a close (buffered and unbuffered), and the lock-free
+//! ring of buffered channels racing a parking select, a close, a parked
+//! sender, and another receiver.
 #![cfg(loom)]
 
 use std::future::Future;
@@ -214,5 +216,108 @@ fn try_recv_races_send_and_close_unbuffered() {
         ));
         assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
         assert_eq!(c.queued(), (0, 0));
+    });
+}
+
+// The lock-free ring of buffered channels (`src/chan/ring.rs`): lock-free
+// sends and receives racing a party that freezes the ring to park, close,
+// or select.
+
+#[test]
+fn ring_push_races_a_parking_select() {
+    model(|| {
+        let a = Chan::<i32>::new(1);
+        let b = Chan::<i32>::new(1);
+        let t = {
+            let (a, b) = (a.clone(), b.clone());
+            thread::spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(3);
+                let mut s = Select::new();
+                s.recv(Some(a));
+                s.recv(Some(b));
+                s.select_blocking(&mut rng)
+            })
+        };
+        // Lands in the open ring, or is handed to the parked select.
+        a.try_send(1).unwrap();
+        let got = t.join().unwrap();
+        assert_eq!((got.index, got.outcome), (0, Outcome::Received(Some(1))));
+        assert_eq!(a.len(), 0);
+        assert_eq!(a.queued(), (0, 0));
+        assert_eq!(b.queued(), (0, 0));
+    });
+}
+
+#[test]
+fn ring_pushes_race_close() {
+    model(|| {
+        let c = Chan::<i32>::new(2);
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || (c.try_send(1), c.try_send(2)))
+        };
+        c.close().unwrap();
+        let (r1, r2) = s.join().unwrap();
+        // Nothing is sent after a failed send (the close is permanent), and
+        // every value sent before the close is drained, in order.
+        let sent: Vec<i32> = match (r1, r2) {
+            (Ok(()), Ok(())) => vec![1, 2],
+            (Ok(()), Err(TrySendError::Closed(2))) => vec![1],
+            (Err(TrySendError::Closed(1)), Err(TrySendError::Closed(2))) => vec![],
+            other => panic!("not linearizable: {other:?}"),
+        };
+        let mut got = Vec::new();
+        while let Ok(v) = c.try_recv() {
+            got.push(v);
+        }
+        assert_eq!(got, sent);
+        assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
+    });
+}
+
+#[test]
+fn ring_sender_parks_on_full_buffer_and_fifo_holds() {
+    model(|| {
+        let c = Chan::<i32>::new(1);
+        c.try_send(1).unwrap();
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || c.send_blocking(2))
+        };
+        // Lock-free, or through the lock taking the parked sender's value
+        // into the buffer behind the head.
+        assert_eq!(c.recv_blocking(), Some(1));
+        assert_eq!(c.recv_blocking(), Some(2));
+        assert!(s.join().unwrap().is_ok());
+        assert_eq!(c.queued(), (0, 0));
+        assert_eq!(c.try_recv(), Err(TryRecvError::Empty));
+    });
+}
+
+#[test]
+fn ring_receivers_race_a_wrapping_sender() {
+    model(|| {
+        let c = Chan::<i32>::new(2);
+        c.try_send(1).unwrap();
+        c.try_send(2).unwrap();
+        let r = {
+            let c = c.clone();
+            thread::spawn(move || c.try_recv())
+        };
+        // Wraps into the slot the other receiver frees, or finds it full.
+        let sent3 = c.try_send(3);
+        let mine = c.try_recv();
+        let theirs = r.join().unwrap();
+        let mut got: Vec<i32> = [mine, theirs].into_iter().flatten().collect();
+        while let Ok(v) = c.try_recv() {
+            got.push(v);
+        }
+        got.sort_unstable();
+        let want = if sent3.is_ok() {
+            vec![1, 2, 3]
+        } else {
+            vec![1, 2]
+        };
+        assert_eq!(got, want, "lost or duplicated");
     });
 }

@@ -281,12 +281,16 @@ fn run_program(caps: &[usize], steps: &[Step], seed: u64) -> Result<(), TestCase
     Ok(())
 }
 
+/// A capacity above the lock-free ring's limit (`RING_MAX`, 2^16): such a
+/// channel keeps its buffer under the lock, the other code path.
+const DEQUE_CAP: usize = (1 << 16) + 1;
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 6000, ..ProptestConfig::default() })]
 
     #[test]
     fn real_channels_follow_the_model(
-        caps in prop::collection::vec(0usize..3, CHANS),
+        caps in prop::collection::vec(prop_oneof![4 => 0usize..3, 1 => Just(DEQUE_CAP)], CHANS),
         steps in prop::collection::vec(step(), 1..60),
         seed in any::<u64>(),
     ) {
@@ -411,7 +415,7 @@ proptest! {
 
     #[test]
     fn threads_lose_nothing_and_keep_order(
-        cap in prop_oneof![Just(0usize), Just(1), Just(4)],
+        cap in prop_oneof![Just(0usize), Just(1), Just(4), Just(DEQUE_CAP)],
         producers in prop::collection::vec((mode(), 0u32..60), 1..4),
         consumers in prop::collection::vec(mode(), 1..4),
         close_early in prop::option::of(0u32..40),

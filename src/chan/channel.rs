@@ -1,16 +1,25 @@
 //! `Chan<T>`: one Go channel (`hchan`), its send/receive futures, and the
 //! `try_` and `_blocking` forms.
 //!
-//! Every operation locks the channel once and runs one step of `state.rs`,
-//! except a `try_` operation that must fail: as in Go's `chansend` /
-//! `chanrecv` with `block == false`, it reads the channel's `flags` without
-//! the lock and gives up at once when they say "full" / "empty". The flags
-//! are a one-word summary of the state (nothing to receive, no room to
-//! send, closed), stored by every critical section just before it unlocks
+//! A buffered channel (capacity up to `RING_MAX`) keeps its values in a
+//! lock-free ring (`ring.rs`): while no party is queued and the channel is
+//! open, a send or receive that can use the buffer is one CAS, as in
+//! crossbeam-channel's array flavour, and never takes the lock. Everything
+//! else locks the channel once and runs one step of `state.rs`; taking the
+//! lock freezes the ring ([`Locked`]), and the ring stays frozen while any
+//! party is queued or the channel is closed, so the lock-free path only runs
+//! when Go's rules reduce to "use the buffer" (see `ring.rs`).
+//!
+//! A `try_` operation that must fail does not lock either: an open ring
+//! says "full" / "empty" itself; otherwise, as in Go's `chansend` /
+//! `chanrecv` with `block == false`, it reads the channel's `flags`, a
+//! one-word summary of the state (nothing to receive, no room to send,
+//! closed) stored by every critical section just before it unlocks
 //! (`Locked`'s `Drop`), so one load sees the state after some critical
 //! section: the failure is linearized at that load. The summary is
 //! conservative (a queue entry counts even when stale), so a flag never
-//! says "fail" where the locked step could succeed.
+//! says "fail" where the locked step could succeed. A critical section that
+//! thaws the ring stores `flags = 0` ("unknown, look at the ring") first.
 //! If the step cannot complete, an async operation creates a `Context`,
 //! queues one entry and returns `Pending` with the lock released; it is
 //! completed by a partner or `close` (see `waiter.rs`). A future dropped
@@ -23,7 +32,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use super::state::{RecvStep, SendStep, State};
+use super::ring::{Miss, Ring, Words, RING_MAX};
+use super::state::{Buf, RecvStep, SendStep, State};
 use std::ops::{Deref, DerefMut};
 
 use super::sync::{Arc, AtomicUsize, Backoff, Mutex, MutexGuard, Ordering};
@@ -39,11 +49,17 @@ pub struct Chan<T> {
 pub(crate) struct Inner<T> {
     /// Capacity (`hchan.dataqsiz`); 0 is unbuffered.
     pub(crate) cap: usize,
+    /// The buffer of a channel with `1 <= cap <= RING_MAX`.
+    pub(crate) ring: Option<Ring<T>>,
     /// Everything else, under the channel lock (`hchan.lock`).
     pub(crate) state: Mutex<State<T>>,
-    /// `EMPTY | FULL | CLOSED` of the state after the last critical section;
-    /// written only under the lock, read without it by the `try_` fast paths.
+    /// `EMPTY | FULL | CLOSED` of the state after the last critical section,
+    /// or 0 (nothing known) while the ring is open; written only under the
+    /// lock, read without it by the `try_` fast paths.
     pub(crate) flags: AtomicUsize,
+    /// Creation number, the identity under loom (see [`Chan::id`]).
+    #[cfg(loom)]
+    seq: usize,
 }
 
 /// No value to receive: nothing buffered (cap > 0) or no queued sender (cap 0).
@@ -57,21 +73,76 @@ pub(crate) const CLOSED: usize = 4;
 
 /// The flags that describe `st` (see [`Inner::flags`]).
 #[inline]
-fn flags_of<T>(st: &State<T>, cap: usize) -> usize {
-    let (empty, full) = if cap == 0 {
+fn flags_of<T>(st: &State<T>, buf: &Buf<'_, T>) -> usize {
+    let (empty, full) = if buf.cap == 0 {
         (st.sendq.is_empty(), st.recvq.is_empty())
     } else {
-        (st.buf.is_empty(), st.buf.len() >= cap)
+        let len = st.len(buf);
+        (len == 0, len >= buf.cap)
     };
     (empty as usize) * EMPTY + (full as usize) * FULL + (st.closed as usize) * CLOSED
 }
 
-/// The channel lock held: derefs to the state and, on drop, publishes the
-/// state's flags before the lock is released (the only way `State` is
-/// reached, so `flags` is always current for anyone who takes the lock).
+/// What a lock-free probe of a channel learned when it did not complete.
+pub(crate) enum Probe {
+    /// Not ready at one instant (full / empty, not closed); with the ring's
+    /// words when the open ring showed it (for select's double check).
+    NotReady(Option<Words>),
+    /// Closed (a receive: closed and drained); permanent.
+    Closed,
+    /// Only the locked step can tell.
+    Unknown,
+}
+
+/// The channel lock held, with the ring frozen: derefs to the state and,
+/// on drop, publishes the state's flags and thaws the ring when no party is
+/// queued and the channel is open, before the lock is released (the only
+/// way `State` is reached, so `flags` is always current for anyone who
+/// takes the lock, and the ring is frozen whenever a party is queued).
 pub(crate) struct Locked<'a, T> {
     guard: MutexGuard<'a, State<T>>,
     inner: &'a Inner<T>,
+}
+
+impl<'a, T> Locked<'a, T> {
+    #[inline]
+    fn new(inner: &'a Inner<T>) -> Self {
+        let mut guard = inner.state.lock();
+        if let Some(r) = &inner.ring {
+            if !guard.frozen {
+                r.freeze();
+                guard.frozen = true;
+            }
+        }
+        Locked { guard, inner }
+    }
+
+    #[inline]
+    fn buf(&self) -> Buf<'a, T> {
+        Buf {
+            cap: self.inner.cap,
+            ring: self.inner.ring.as_ref(),
+        }
+    }
+
+    /// One send step (`state.rs`).
+    #[inline]
+    pub(crate) fn send(&mut self, v: T) -> SendStep<T> {
+        let buf = self.buf();
+        self.guard.send(&buf, v)
+    }
+
+    /// One receive step (`state.rs`).
+    #[inline]
+    pub(crate) fn recv(&mut self) -> RecvStep<T> {
+        let buf = self.buf();
+        self.guard.recv(&buf)
+    }
+
+    /// Values buffered now.
+    pub(crate) fn len(&self) -> usize {
+        self.guard.len(&self.buf())
+    }
 }
 
 impl<T> Deref for Locked<'_, T> {
@@ -92,11 +163,37 @@ impl<T> DerefMut for Locked<'_, T> {
 impl<T> Drop for Locked<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        // Release: a fast-path reader that loads this value (Acquire) sees
-        // every earlier critical section, so a later `close` cannot be
-        // missing from a value that follows it in the flags' order.
-        let f = flags_of(&self.guard, self.inner.cap);
+        if self.inner.ring.is_some() {
+            self.publish_frozen();
+            return;
+        }
+        // Release: a fast-path reader that loads this value (Acquire-or-
+        // stronger) sees every earlier critical section, so a later `close`
+        // cannot be missing from a value that follows it in the flags' order.
+        let f = flags_of(&self.guard, &self.buf());
         self.inner.flags.store(f, Ordering::Release);
+    }
+}
+
+impl<T> Locked<'_, T> {
+    /// `Drop` for a channel with a ring: thaw it when no party is queued
+    /// and the channel is open (flags 0 first), else publish the flags.
+    /// Out of line: the unbuffered hand-off path stays small.
+    #[inline(never)]
+    fn publish_frozen(&mut self) {
+        let buf = self.buf();
+        let Some(ring) = buf.ring else { return };
+        // SeqCst with the ring's marks: a reader that saw a marked index and
+        // then loads flags from this store knows no thaw came in between.
+        let st = &mut *self.guard;
+        if !st.closed && st.sendq.is_empty() && st.recvq.is_empty() {
+            self.inner.flags.store(0, Ordering::SeqCst);
+            ring.thaw();
+            st.frozen = false;
+        } else {
+            let f = flags_of(st, &buf);
+            self.inner.flags.store(f, Ordering::SeqCst);
+        }
     }
 }
 
@@ -126,41 +223,54 @@ impl<T> Chan<T> {
     /// lock order of `select` (Go sorts by `hchan` address).
     #[inline]
     pub fn id(&self) -> usize {
-        &*self.inner as *const Inner<T> as usize
+        #[cfg(not(loom))]
+        return &*self.inner as *const Inner<T> as usize;
+        // loom replays every execution and needs the same lock order each
+        // time; addresses differ between executions, creation order does not.
+        #[cfg(loom)]
+        return self.inner.seq;
     }
 
     #[inline]
     pub(crate) fn lock(&self) -> Locked<'_, T> {
-        Locked {
-            guard: self.inner.state.lock(),
-            inner: &self.inner,
-        }
+        Locked::new(&self.inner)
     }
 
     /// The flags published by the last critical section (no lock).
     #[inline]
     pub(crate) fn flags(&self) -> usize {
-        self.inner.flags.load(Ordering::Acquire)
+        self.inner.flags.load(Ordering::SeqCst)
     }
 }
 
 impl<T: Send> Chan<T> {
     /// A channel with `cap` buffer slots (0: unbuffered).
     pub fn new(cap: usize) -> Chan<T> {
-        let state = State::new(cap);
-        let flags = AtomicUsize::new(flags_of(&state, cap));
+        let ring = (1..=RING_MAX).contains(&cap).then(|| Ring::new(cap));
+        let state = State::new(cap, ring.is_some());
+        let flags = match ring {
+            Some(_) => 0,
+            None => flags_of(&state, &Buf { cap, ring: None }),
+        };
         Chan {
             inner: Arc::new(Inner {
                 cap,
+                ring,
                 state: Mutex::new(state),
-                flags,
+                flags: AtomicUsize::new(flags),
+                #[cfg(loom)]
+                seq: {
+                    static SEQ: std::sync::atomic::AtomicUsize =
+                        std::sync::atomic::AtomicUsize::new(0);
+                    SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                },
             }),
         }
     }
 
     /// Values buffered now (`len(ch)`).
     pub fn len(&self) -> usize {
-        self.lock().buf.len()
+        self.lock().len()
     }
 
     /// True when nothing is buffered.
@@ -199,8 +309,15 @@ impl<T: Send> Chan<T> {
     /// Sends without blocking: `Full` when no receiver waits and the buffer
     /// is full, `Closed` when the channel is closed.
     pub fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
-        // Go's fast path: closed is permanent, and "not closed and full" in
-        // one snapshot means the send could not have completed then.
+        // `probe_send`, written out: `T` is moved once less.
+        let v = match &self.inner.ring {
+            Some(r) => match r.try_push(v) {
+                Ok(()) => return Ok(()),
+                Err((v, Miss::Fail(_))) => return Err(TrySendError::Full(v)),
+                Err((v, Miss::Slow)) => v,
+            },
+            None => v,
+        };
         let f = self.flags();
         if f & CLOSED != 0 {
             return Err(TrySendError::Closed(v));
@@ -208,7 +325,7 @@ impl<T: Send> Chan<T> {
         if f & FULL != 0 {
             return Err(TrySendError::Full(v));
         }
-        let step = self.lock().send(self.inner.cap, v);
+        let step = self.lock().send(v);
         match step {
             SendStep::Done(h) => {
                 if let Some(h) = h {
@@ -224,15 +341,11 @@ impl<T: Send> Chan<T> {
     /// Receives without blocking: `Empty` when nothing is there, `Closed`
     /// when the channel is closed and drained.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        // Go's fast path: empty and not closed fails now; empty and closed
-        // stays so forever (no send after close, `close` empties `sendq`).
-        let f = self.flags();
-        if f & EMPTY != 0 {
-            return Err(if f & CLOSED != 0 {
-                TryRecvError::Closed
-            } else {
-                TryRecvError::Empty
-            });
+        match self.probe_recv() {
+            Ok(v) => return Ok(v),
+            Err(Probe::NotReady(_)) => return Err(TryRecvError::Empty),
+            Err(Probe::Closed) => return Err(TryRecvError::Closed),
+            Err(Probe::Unknown) => {}
         }
         let step = self.lock().recv();
         match step {
@@ -244,6 +357,61 @@ impl<T: Send> Chan<T> {
             }
             RecvStep::Empty => Err(TryRecvError::Empty),
         }
+    }
+
+    /// The ring's `(head, tail)` words, if the channel has a ring.
+    #[inline]
+    pub(crate) fn ring_words(&self) -> Option<Words> {
+        self.inner.ring.as_ref().map(|r| r.words())
+    }
+
+    /// A send without the lock: through the open ring, else the flags.
+    /// `NotReady` and `Closed` are exact at one instant (see the module
+    /// header); `Unknown`: only the locked step can tell.
+    #[inline]
+    pub(crate) fn probe_send(&self, v: T) -> Result<(), (T, Probe)> {
+        let v = match &self.inner.ring {
+            Some(r) => match r.try_push(v) {
+                Ok(()) => return Ok(()),
+                Err((v, Miss::Fail(w))) => return Err((v, Probe::NotReady(Some(w)))),
+                Err((v, Miss::Slow)) => v,
+            },
+            None => v,
+        };
+        // Go's fast path: closed is permanent, and "not closed and full" in
+        // one snapshot means the send could not have completed then.
+        let f = self.flags();
+        if f & CLOSED != 0 {
+            return Err((v, Probe::Closed));
+        }
+        if f & FULL != 0 {
+            return Err((v, Probe::NotReady(None)));
+        }
+        Err((v, Probe::Unknown))
+    }
+
+    /// A receive without the lock, as [`Chan::probe_send`]; `Closed`:
+    /// closed and drained (permanent).
+    #[inline]
+    pub(crate) fn probe_recv(&self) -> Result<T, Probe> {
+        if let Some(r) = &self.inner.ring {
+            match r.try_pop() {
+                Ok(v) => return Ok(v),
+                Err(Miss::Fail(w)) => return Err(Probe::NotReady(Some(w))),
+                Err(Miss::Slow) => {}
+            }
+        }
+        // Go's fast path: empty and not closed fails now; empty and closed
+        // stays so forever (no send after close, `close` empties `sendq`).
+        let f = self.flags();
+        if f & EMPTY != 0 {
+            return Err(if f & CLOSED != 0 {
+                Probe::Closed
+            } else {
+                Probe::NotReady(None)
+            });
+        }
+        Err(Probe::Unknown)
     }
 
     /// `ch <- v`: completes when a receiver took the value or it was
@@ -344,7 +512,7 @@ impl<T: Send> Future for SendFut<'_, T> {
         };
         let chan = self.chan;
         let mut st = chan.lock();
-        match st.send(chan.inner.cap, v) {
+        match st.send(v) {
             SendStep::Done(h) => {
                 drop(st);
                 if let Some(h) = h {

@@ -8,6 +8,7 @@
 //! |--------------|-------------------------------------------------------------|
 //! | `channel.rs` | `Chan<T>`, the send/receive futures, `try_`/`_blocking`     |
 //! | `state.rs`   | the state under the channel lock; the steps of send/recv/close |
+//! | `ring.rs`    | the buffer: a lock-free ring the channel lock can freeze    |
 //! | `select.rs`  | `Select<T>`: poll order, lock order, park, dequeue          |
 //! | `waiter.rs`  | a blocked party (`Context`), its CAS, waking, `block_on`    |
 //! | `error.rs`   | error values                                                |
@@ -23,6 +24,7 @@
 
 mod channel;
 mod error;
+mod ring;
 mod select;
 mod state;
 mod sync;

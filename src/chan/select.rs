@@ -7,9 +7,22 @@
 //! 2. `lockorder`: the distinct channels sorted by [`Chan::id`]; all of them
 //!    are locked in that order (a channel named by several cases is locked
 //!    once). Every multi-channel locker uses this order, so no deadlock.
-//! 3. Pass 1: in `pollorder`, run each case's step (`state.rs`); the first
-//!    that completes fires. A send case on a closed channel is ready and
-//!    fires as `SendClosed`.
+//! 3. Pass 1, first without locks: in `pollorder`, probe each case on a
+//!    buffered channel lock-free (`Select::probe`: its open ring, else its
+//!    flags); fire the first that completes or finds its channel closed,
+//!    skip a case found not ready, and at the first case the probe cannot
+//!    judge (a party is queued there, or the channel is unbuffered) go on
+//!    with the locked pass:
+//!    lock everything (step 2) and, in `pollorder`, run each case's step
+//!    (`state.rs`); the first that completes fires. A send case on a closed
+//!    channel is ready and fires as `SendClosed`. The lock-free pass fires
+//!    the first case in `pollorder` found ready when its turn came
+//!    (crossbeam's `Select` does the same), which differs from one snapshot
+//!    only when a case it had found not ready became ready within that
+//!    pass. "Nothing ready" must hold at one instant: the locked pass
+//!    decides it, or (`try_select` only) the lock-free pass when every case
+//!    was a ring found full / empty and a second look at every ring's
+//!    indices finds them unmoved (a double collect; see `note`).
 //! 4. Nothing ready: `try_select` unlocks and returns `None` (the `default`
 //!    case). A blocking select creates one `Context` and queues one entry
 //!    per non-nil case, in `pollorder` (so when several cases name one
@@ -27,10 +40,12 @@
 //! locks (up to 8) live in `SmallVec`s (Go keeps them on the
 //! stack for up to 65536 cases), so a select of up to 4 cases allocates
 //! only the `Context` it parks with. A `try_select` with one non-nil case
-//! first checks the channel's lock-free flags, as Go's `selectnbsend` /
-//! `selectnbrecv` do; with several cases it always locks them all (checking
-//! the cases' flags one by one would not see one instant, so "none ready"
-//! could be reported when at every instant some case was ready).
+//! is the channel's `try_send` / `try_recv` (lock-free when it fails or the
+//! buffer serves it), as Go's `selectnbsend` / `selectnbrecv` are; with
+//! several cases it reports "none ready" only at one instant (step 3):
+//! checking the cases one by one alone would not see one instant, so "none
+//! ready" could be reported when at every instant some case was ready
+//! (`tests/chan_basic.rs` toggles a channel under such a select).
 
 use std::cell::Cell;
 use std::future::Future;
@@ -39,11 +54,12 @@ use std::task::{Context as TaskContext, Poll, Waker};
 
 use smallvec::SmallVec;
 
-use super::channel::{Locked, CLOSED, EMPTY, FULL};
+use super::channel::{Locked, Probe};
+use super::ring::Words;
 use super::state::{RecvStep, SendStep};
 use super::sync::{Arc, Backoff};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
-use super::{Chan, Outcome, Selected};
+use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 
 /// A select statement under construction: add cases, then run it.
 pub struct Select<T> {
@@ -59,6 +75,10 @@ const INLINE: usize = 8;
 /// Case indices in poll order.
 type Order = SmallVec<[usize; INLINE]>;
 
+/// The rings (and their words) that showed the cases not ready, for the
+/// double check; `None` once some case was judged otherwise.
+type Seen<'a, T> = Option<SmallVec<[(&'a Chan<T>, Words); INLINE]>>;
+
 struct Case<T> {
     /// `None` is the nil channel: never ready.
     chan: Option<Chan<T>>,
@@ -67,6 +87,18 @@ struct Case<T> {
     /// receive cases). A `Cell`, so that a value can be taken while the
     /// held locks borrow the cases' channels.
     val: Cell<Option<T>>,
+}
+
+/// What the lock-free pass found.
+enum Probed<T> {
+    Fired(Selected<T>),
+    /// Every case was found not ready when probed; `exact`: all at one
+    /// instant (the double check passed), so "none ready" holds.
+    NotReady {
+        exact: bool,
+    },
+    /// A case needs the locked pass.
+    Unknown,
 }
 
 enum Attempt<T> {
@@ -123,9 +155,12 @@ impl<T: Send> Select<T> {
     pub fn try_select(&mut self, rng: &mut fastrand::Rng) -> Option<Selected<T>> {
         let pollorder = self.pollorder(rng);
         if let [i] = pollorder[..] {
-            if !self.may_be_ready(i) {
-                return None;
-            }
+            return self.try_one(i);
+        }
+        match self.probe(&pollorder) {
+            Probed::Fired(s) => return Some(s),
+            Probed::NotReady { exact: true } => return None,
+            _ => {}
         }
         match self.attempt(&pollorder, None) {
             Attempt::Fired(s) => Some(s),
@@ -148,7 +183,7 @@ impl<T: Send> Select<T> {
     /// case names a buffered channel it first retries pass 1 for a few
     /// microseconds, as `Chan::send_blocking` does (same poll order, so the
     /// draws from `rng` do not depend on timing).
-    pub fn select_blocking(mut self, rng: &mut fastrand::Rng) -> Selected<T> {
+    pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
         let pollorder = self.pollorder(rng);
         let buffered = self
             .cases
@@ -157,15 +192,14 @@ impl<T: Send> Select<T> {
         if buffered {
             let backoff = Backoff::new();
             loop {
-                // Lock every channel only when some case's flags say it may
-                // be ready: the retry is a heuristic (`block_on` below runs
-                // the exact locked pass), so a skipped round costs nothing
-                // but time, and it spares the lock to the partners.
-                let some_ready = pollorder.iter().any(|&i| self.may_be_ready(i));
-                if some_ready {
-                    if let Attempt::Fired(s) = self.attempt(&pollorder, None) {
-                        return s;
-                    }
+                // The lock-free pass only: the retry is a heuristic
+                // (`block_on` below runs the exact locked pass), and it
+                // spares the locks (and the rings) to the partners.
+                match self.probe(&pollorder) {
+                    Probed::Fired(s) => return s,
+                    // A queued party: the locked pass below decides now.
+                    Probed::Unknown => break,
+                    Probed::NotReady { .. } => {}
                 }
                 if backoff.is_completed() {
                     break;
@@ -181,15 +215,85 @@ impl<T: Send> Select<T> {
         })
     }
 
-    /// The lock-free check of one case (`Chan::try_send` / `try_recv`'s
-    /// fast path): false when the case surely cannot fire now.
-    fn may_be_ready(&self, i: usize) -> bool {
+    /// A select with one non-nil case `i` and a default: the channel's own
+    /// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
+    fn try_one(&mut self, i: usize) -> Option<Selected<T>> {
         let c = &self.cases[i];
-        let Some(ch) = &c.chan else { return false };
-        let f = ch.flags();
-        // Closed makes either kind ready (send fails, receive yields None).
-        let blocked = if c.send { FULL } else { EMPTY };
-        f & CLOSED != 0 || f & blocked == 0
+        let ch = c.chan.as_ref()?;
+        let outcome = if c.send {
+            let v = c.val.take()?;
+            match ch.try_send(v) {
+                Ok(()) => Outcome::Sent,
+                Err(TrySendError::Closed(v)) => Outcome::SendClosed(v),
+                Err(TrySendError::Full(v)) => {
+                    c.val.set(Some(v));
+                    return None;
+                }
+            }
+        } else {
+            match ch.try_recv() {
+                Ok(v) => Outcome::Received(Some(v)),
+                Err(TryRecvError::Closed) => Outcome::Received(None),
+                Err(TryRecvError::Empty) => return None,
+            }
+        };
+        Some(Selected { index: i, outcome })
+    }
+
+    /// Step 3a, the lock-free pass: in `pollorder`, probe each case on a
+    /// buffered channel without the lock (the ring, else the flags:
+    /// `Chan::probe_send` / `probe_recv`) and fire the first that completes,
+    /// or is closed; skip a case that was not ready at its probe; stop
+    /// (`Unknown`, go lock) at the first case only the locked pass can
+    /// judge, or on an unbuffered channel. So the case that fires is
+    /// the first in `pollorder` found ready, each case looked at in turn.
+    fn probe(&self, pollorder: &[usize]) -> Probed<T> {
+        // The ring words that showed each case not ready; `None` once some
+        // case was judged by the flags instead (no double check then).
+        let mut seen: Seen<'_, T> = Some(SmallVec::new());
+        for &i in pollorder {
+            let c = &self.cases[i];
+            // Only buffered channels are probed: an unbuffered case is ready
+            // only when a party is queued, which the flags alone can tell
+            // but only the locked pass can use.
+            let Some(ch) = c.chan.as_ref().filter(|ch| ch.inner.ring.is_some()) else {
+                return Probed::Unknown;
+            };
+            let outcome = if c.send {
+                let Some(v) = c.val.take() else {
+                    return Probed::Unknown;
+                };
+                match ch.probe_send(v) {
+                    Ok(()) => Outcome::Sent,
+                    Err((v, Probe::Closed)) => Outcome::SendClosed(v),
+                    Err((v, Probe::NotReady(w))) => {
+                        c.val.set(Some(v));
+                        note(&mut seen, ch, w);
+                        continue;
+                    }
+                    Err((v, Probe::Unknown)) => {
+                        c.val.set(Some(v));
+                        return Probed::Unknown;
+                    }
+                }
+            } else {
+                match ch.probe_recv() {
+                    Ok(v) => Outcome::Received(Some(v)),
+                    Err(Probe::Closed) => Outcome::Received(None),
+                    Err(Probe::NotReady(w)) => {
+                        note(&mut seen, ch, w);
+                        continue;
+                    }
+                    Err(Probe::Unknown) => return Probed::Unknown,
+                }
+            };
+            return Probed::Fired(Selected { index: i, outcome });
+        }
+        // Double check: every ring still shows the words its case saw, so
+        // no index moved since; at the instant between the two passes every
+        // case was as found (the argument is at `note`).
+        let exact = seen.is_some_and(|seen| seen.iter().all(|&(ch, w)| ch.ring_words() == Some(w)));
+        Probed::NotReady { exact }
     }
 
     /// Step 1: the non-nil cases, shuffled (Fisher-Yates).
@@ -221,7 +325,7 @@ impl<T: Send> Select<T> {
                 let Some(v) = cases[i].val.take() else {
                     continue;
                 };
-                match st.send(ch.inner.cap, v) {
+                match st.send(v) {
                     SendStep::Done(h) => {
                         fired = Some((i, Outcome::Sent, h));
                         break;
@@ -305,6 +409,10 @@ impl<T: Send> Future for SelectFut<T> {
         if this.done {
             return Poll::Pending;
         }
+        if let Probed::Fired(s) = this.sel.probe(&this.pollorder) {
+            this.done = true;
+            return Poll::Ready(s);
+        }
         match this.sel.attempt(&this.pollorder, Some(tcx.waker())) {
             Attempt::Fired(s) => {
                 this.done = true;
@@ -333,6 +441,25 @@ impl<T> Drop for SelectFut<T> {
             cx.try_abort();
             dequeue_all(&self.sel.cases, &cx);
         }
+    }
+}
+
+/// Records the ring words that showed a case not ready (`probe`); a case
+/// judged by the flags (`w == None`) rules the double check out.
+///
+/// Why the double check gives one instant (`none_ready`): a case's words
+/// were read unmarked in the first pass and are equal in the second; the
+/// indices only grow, so they did not move in between, and every case's
+/// buffer was as full or empty as seen at the instant between the passes.
+/// The words may have been frozen and thawed meanwhile without moving
+/// (a party queued and left, or a lock holder looked): a queued receiver
+/// needs an empty buffer and a queued sender a full one, so that can never
+/// have made an empty buffer's receive case or a full buffer's send case
+/// ready; a close freezes for good, so the second pass would see the mark.
+fn note<'a, T>(seen: &mut Seen<'a, T>, ch: &'a Chan<T>, w: Option<Words>) {
+    match (seen.as_mut(), w) {
+        (Some(v), Some(w)) => v.push((ch, w)),
+        _ => *seen = None,
     }
 }
 

@@ -3,6 +3,10 @@
 //! else report that the caller must park (the caller parks; see `channel.rs`
 //! and `select.rs`).
 //!
+//! The buffer is the channel's lock-free ring (`ring.rs`), frozen while the
+//! lock is held, or for capacities above `RING_MAX` the `VecDeque` here; the
+//! steps reach it only through [`Buf`].
+//!
 //! Invariants (all under the channel lock):
 //! 1. `buf.len() <= cap`; `buf` is FIFO.
 //! 2. A *live* `recvq` entry (its context still `WAITING`) exists only while
@@ -16,6 +20,7 @@
 
 use std::collections::VecDeque;
 
+use super::ring::Ring;
 use super::sync::Arc;
 use super::waiter::{Context, Handoff, Waiter};
 use super::{CloseError, Outcome};
@@ -25,8 +30,12 @@ use super::{CloseError, Outcome};
 const PREALLOC: usize = 64;
 
 pub(crate) struct State<T> {
-    /// Buffered values, oldest first (`hchan.buf`).
-    pub(crate) buf: VecDeque<T>,
+    /// Buffered values, oldest first (`hchan.buf`), when the channel has no
+    /// ring (capacity above `RING_MAX`); otherwise unused.
+    pub(crate) deque: VecDeque<T>,
+    /// True while the ring is frozen (`ring.rs` step 1); kept across lock
+    /// holders while a party is queued or the channel is closed.
+    pub(crate) frozen: bool,
     /// Set once by `close` (`hchan.closed`).
     pub(crate) closed: bool,
     /// Blocked senders with their values (`hchan.sendq`).
@@ -65,10 +74,44 @@ fn pop_live<T, V>(q: &mut VecDeque<Waiter<T, V>>) -> Option<Waiter<T, V>> {
     None
 }
 
+/// The buffer as the lock holder sees it: the frozen ring or the deque.
+pub(crate) struct Buf<'a, T> {
+    pub(crate) cap: usize,
+    pub(crate) ring: Option<&'a Ring<T>>,
+}
+
+impl<T> Buf<'_, T> {
+    #[inline]
+    fn len(&self, st: &State<T>) -> usize {
+        match self.ring {
+            Some(r) => r.len_frozen(),
+            None => st.deque.len(),
+        }
+    }
+    #[inline]
+    fn push(&self, st: &mut State<T>, v: T) {
+        match self.ring {
+            Some(r) => r.push_frozen(v),
+            None => st.deque.push_back(v),
+        }
+    }
+    #[inline]
+    fn pop(&self, st: &mut State<T>) -> Option<T> {
+        match self.ring {
+            Some(r) => r.pop_frozen(),
+            None => st.deque.pop_front(),
+        }
+    }
+}
+
 impl<T> State<T> {
-    pub(crate) fn new(cap: usize) -> Self {
+    /// The state of a channel of capacity `cap`; `ring`: whether its buffer
+    /// is a ring (then the deque stays empty).
+    pub(crate) fn new(cap: usize, ring: bool) -> Self {
+        let prealloc = if ring { 0 } else { cap.min(PREALLOC) };
         State {
-            buf: VecDeque::with_capacity(cap.min(PREALLOC)),
+            deque: VecDeque::with_capacity(prealloc),
+            frozen: false,
             closed: false,
             sendq: VecDeque::new(),
             recvq: VecDeque::new(),
@@ -76,8 +119,8 @@ impl<T> State<T> {
     }
 
     /// `chansend` without parking: closed? a waiting receiver? room?
-    #[inline]
-    pub(crate) fn send(&mut self, cap: usize, v: T) -> SendStep<T> {
+    #[inline(always)]
+    pub(crate) fn send(&mut self, buf: &Buf<'_, T>, v: T) -> SendStep<T> {
         if self.closed {
             return SendStep::Closed(v);
         }
@@ -87,8 +130,8 @@ impl<T> State<T> {
                 outcome: Outcome::Received(Some(v)),
             }));
         }
-        if self.buf.len() < cap {
-            self.buf.push_back(v);
+        if buf.len(self) < buf.cap {
+            buf.push(self, v);
             return SendStep::Done(None);
         }
         SendStep::Full(v)
@@ -97,16 +140,16 @@ impl<T> State<T> {
     /// `chanrecv` without parking: closed and drained? a waiting sender?
     /// a buffered value?
     #[inline]
-    pub(crate) fn recv(&mut self) -> RecvStep<T> {
-        if self.closed && self.buf.is_empty() {
+    pub(crate) fn recv(&mut self, buf: &Buf<'_, T>) -> RecvStep<T> {
+        if self.closed && buf.len(self) == 0 {
             return RecvStep::Done(None, None);
         }
         if let Some(w) = pop_live(&mut self.sendq) {
             // Unbuffered: take the sender's value. Buffered (and so full,
             // invariant 2): take the head, the sender's value goes to the tail.
-            let v = match self.buf.pop_front() {
+            let v = match buf.pop(self) {
                 Some(head) => {
-                    self.buf.push_back(w.val);
+                    buf.push(self, w.val);
                     head
                 }
                 None => w.val,
@@ -119,7 +162,7 @@ impl<T> State<T> {
                 }),
             );
         }
-        match self.buf.pop_front() {
+        match buf.pop(self) {
             Some(v) => RecvStep::Done(Some(v), None),
             None => RecvStep::Empty,
         }
@@ -146,6 +189,11 @@ impl<T> State<T> {
             });
         }
         Ok(woken)
+    }
+
+    /// Values buffered now.
+    pub(crate) fn len(&self, buf: &Buf<'_, T>) -> usize {
+        buf.len(self)
     }
 
     /// Removes every entry of `cx` (a party that finished or gave up).

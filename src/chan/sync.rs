@@ -4,8 +4,9 @@
 //! through here, so that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked
 //! types (tokio's `loom` facade is the model). Normal builds use `parking_lot`
 //! for the mutex (with crossbeam's `Backoff` when contended), `Backoff`
-//! for the short retry of buffered `_blocking` operations, and `std` for
-//! the rest.
+//! for the short retry of buffered `_blocking` operations and the ring's
+//! spin waits, and `std` for the rest (atomics, fences, `UnsafeCell` with
+//! loom's `with_mut` interface).
 //!
 //! Invariant: nothing in this module can panic. loom's `Mutex::lock` returns a
 //! `LockResult`; a poisoned lock is impossible here (no code under a channel
@@ -13,30 +14,27 @@
 
 #[cfg(not(loom))]
 mod imp {
-    /// `std`'s `UnsafeCell` with loom's access API (`with_mut`), so the
-    /// model checker sees every access of the waiter protocol.
-    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
-
-    impl<T> UnsafeCell<T> {
-        pub(crate) const fn new(v: T) -> Self {
-            UnsafeCell(std::cell::UnsafeCell::new(v))
-        }
-        /// Runs `f` with a raw pointer to the value; the caller's protocol
-        /// makes the access exclusive.
-        #[inline]
-        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-            f(self.0.get())
-        }
-    }
-
     pub(crate) use crossbeam_utils::Backoff;
-    pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
+    pub(crate) use std::sync::atomic::{fence, AtomicUsize, Ordering};
     pub(crate) use std::sync::Arc;
     pub(crate) use std::thread::{current, park, Thread};
 
     /// A mutex whose `lock` returns the guard directly.
     pub(crate) struct Mutex<T>(parking_lot::Mutex<T>);
     pub(crate) type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+
+    /// `std::cell::UnsafeCell` with loom's `with_mut` interface.
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) fn new(v: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(v))
+        }
+        #[inline]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
 
     impl<T> Mutex<T> {
         pub(crate) fn new(v: T) -> Self {
@@ -73,11 +71,13 @@ mod imp {
 #[cfg(loom)]
 mod imp {
     pub(crate) use loom::cell::UnsafeCell;
-    pub(crate) use loom::sync::atomic::{AtomicUsize, Ordering};
+    pub(crate) use loom::sync::atomic::{fence, AtomicUsize, Ordering};
     pub(crate) use loom::sync::Arc;
     pub(crate) use loom::thread::{current, park, Thread};
 
-    /// No retrying under loom: every retry would multiply the interleavings.
+    /// No optional retrying under loom (every retry would multiply the
+    /// interleavings): `is_completed` at once. A wait that must spin (the
+    /// ring's wait for an in-flight slot) yields to loom's scheduler.
     pub(crate) struct Backoff;
 
     impl Backoff {
@@ -87,7 +87,12 @@ mod imp {
         pub(crate) fn is_completed(&self) -> bool {
             true
         }
-        pub(crate) fn snooze(&self) {}
+        pub(crate) fn spin(&self) {
+            loom::thread::yield_now();
+        }
+        pub(crate) fn snooze(&self) {
+            loom::thread::yield_now();
+        }
     }
 
     /// A mutex whose `lock` returns the guard directly.
