@@ -38,11 +38,25 @@ fn traced_run(workers: usize, name: &str) -> Vec<Value> {
             TaskEnd::Returned
         })
         .unwrap();
+        // Send only once the consumer waits, so that this send wakes it
+        // (by task 1) whatever the schedule.
+        while ch.queued().1 == 0 {
+            runtime::yield_now().await;
+        }
         ch.send(1).await.ok();
         let outside = ch.clone();
         let _hold = runtime::external_wait();
         std::thread::spawn(move || {
+            // Likewise, the plain thread (by 0) sends and closes only while
+            // the consumer waits: a wake-up from outside the runtime.
+            let consumer_waits = || {
+                while outside.queued().1 == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            };
+            consumer_waits();
             outside.send_blocking(2).ok();
+            consumer_waits();
             outside.close().ok();
         });
         assert_eq!(done.recv().await, Some(3));
