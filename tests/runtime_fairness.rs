@@ -1,7 +1,8 @@
 //! Preemption and fairness: with one worker, a task looping on `yield_now`
 //! or `preempt_point` does not starve others, and two tasks handing a value
 //! back and forth through the LIFO slot do not starve the queue; with two,
-//! a task left in the LIFO slot by a long poll is run by the other worker.
+//! a task left in the LIFO slot by a long poll is run by the other worker,
+//! and so is one that a second wake-up moved from the slot to the queue.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -178,6 +179,71 @@ fn a_long_poll_hands_its_lifo_task_to_the_other_worker() {
             "the woken task did not run during the long poll"
         );
         assert_ne!(other, Some(me), "the woken task ran on the busy worker");
+        TaskEnd::Returned
+    });
+    assert_eq!(out, RunOutcome::Returned);
+}
+
+/// Two tasks woken one after the other during a long poll: the second takes
+/// the LIFO slot and the first moves to the local queue without waking an
+/// idle worker (so hand-off chains stay on one worker). The LIFO grace
+/// check then wakes the other worker, which must find both: neither may be
+/// stranded until the long poll ends.
+#[test]
+fn tasks_displaced_from_the_lifo_slot_reach_the_other_worker() {
+    let cfg = Config {
+        workers: 2,
+        seed: 7,
+        trace: None,
+        max_tasks: None,
+    };
+    let out = Runtime::new(cfg).run(async {
+        let slots: Vec<Arc<Mutex<Option<Waker>>>> =
+            (0..2).map(|_| Arc::new(Mutex::new(None))).collect();
+        let ran_on: Vec<Arc<Mutex<Option<ThreadId>>>> =
+            (0..2).map(|_| Arc::new(Mutex::new(None))).collect();
+        for (s, r) in slots.iter().zip(&ran_on) {
+            let (s, r) = (s.clone(), r.clone());
+            runtime::spawn(async move {
+                WaitOnce {
+                    slot: s,
+                    parked: false,
+                }
+                .await;
+                *r.lock().unwrap() = Some(std::thread::current().id());
+                TaskEnd::Returned
+            })
+            .unwrap();
+        }
+        while slots.iter().any(|s| s.lock().unwrap().is_none()) {
+            runtime::yield_now().await;
+        }
+        runtime::sleep(Duration::from_millis(5)).await;
+        // One long poll from here (see the test above).
+        for s in &slots {
+            let waker = s.lock().unwrap().take().unwrap();
+            waker.wake();
+        }
+        let me = std::thread::current().id();
+        let watchdog = Instant::now();
+        let mut spins = 0u32;
+        let all_ran = || ran_on.iter().all(|r| r.lock().unwrap().is_some());
+        while !all_ran() && watchdog.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+            spins += 1;
+            if spins.is_multiple_of(50) {
+                runtime::preempt_point().await;
+            }
+        }
+        assert_eq!(me, std::thread::current().id(), "the poll was interrupted");
+        for r in &ran_on {
+            let other = *r.lock().unwrap();
+            assert!(
+                other.is_some(),
+                "a woken task did not run during the long poll"
+            );
+            assert_ne!(other, Some(me), "a woken task ran on the busy worker");
+        }
         TaskEnd::Returned
     });
     assert_eq!(out, RunOutcome::Returned);

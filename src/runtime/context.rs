@@ -122,8 +122,15 @@ impl Ctx {
             // Inside a task: the woken task runs next on this worker.
             self.lifo_seen.set(None);
             if let Some(prev) = self.lifo.replace(Some(task)) {
+                // No idle worker is woken for the displaced task: this
+                // worker reaches it when the poll in progress ends, and a
+                // poll that runs long yields within its budget, which
+                // notifies (`run_task`). Waking one here, as a spawn does,
+                // made both workers of a 2-CPU machine share every
+                // hand-off chain and fight over its channels: `workerpool`
+                // and `fanin` burned 3 to 5 times the CPU of one worker
+                // (Go's pair of Ps stays near one CPU on both).
                 self.local.push(prev);
-                self.shared.notify_parked_local();
             }
         } else {
             self.local.push(task);
