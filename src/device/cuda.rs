@@ -165,6 +165,15 @@ impl Event for GpuEvent {
     }
 }
 
+/// A `[rows, cols]` kernel launcher of `Kernels` (see `CudaGpu::rowwise`).
+type RowKernel = fn(
+    &Kernels,
+    &Arc<CudaStream>,
+    &CudaSlice<f32>,
+    usize,
+    usize,
+) -> cuda_kernels::KernelResult<CudaSlice<f32>>;
+
 impl CudaGpu {
     fn open(ordinal: usize) -> Result<CudaGpu, String> {
         let name = format!("cuda:{ordinal}");
@@ -249,6 +258,20 @@ impl CudaGpu {
     }
 
     /// Wraps a kernel's output with an event recorded on the compute stream.
+    /// Runs a `[rows, cols]` kernel of `Kernels` (transpose, softmax,
+    /// sum_rows) on the compute stream and wraps its result.
+    fn rowwise(
+        &self,
+        a: &DeviceMem,
+        r: Rows,
+        kernel: RowKernel,
+    ) -> Result<Option<DeviceMem>, DeviceError> {
+        let sa = self.checked(a, r.rows * r.cols)?;
+        let out =
+            kernel(&self.kernels, &self.compute, sa, r.rows, r.cols).map_err(|e| self.fail(e))?;
+        self.output(out)
+    }
+
     fn output(&self, out: CudaSlice<f32>) -> Result<Option<DeviceMem>, DeviceError> {
         let ev = self.compute.record_event(None).map_err(|e| self.fail(e))?;
         Ok(Some(DeviceMem {
@@ -377,21 +400,11 @@ impl Device for CudaGpu {
     }
 
     fn transpose(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
-        let sa = self.checked(a, r.rows * r.cols)?;
-        let out = self
-            .kernels
-            .transpose(&self.compute, sa, r.rows, r.cols)
-            .map_err(|e| self.fail(e))?;
-        self.output(out)
+        self.rowwise(a, r, Kernels::transpose)
     }
 
     fn softmax(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
-        let sa = self.checked(a, r.rows * r.cols)?;
-        let out = self
-            .kernels
-            .softmax(&self.compute, sa, r.rows, r.cols)
-            .map_err(|e| self.fail(e))?;
-        self.output(out)
+        self.rowwise(a, r, Kernels::softmax)
     }
 
     fn sum(&self, a: &DeviceMem, len: usize) -> Result<Option<f64>, DeviceError> {
@@ -404,12 +417,7 @@ impl Device for CudaGpu {
     }
 
     fn sum_rows(&self, a: &DeviceMem, r: Rows) -> Result<Option<DeviceMem>, DeviceError> {
-        let sa = self.checked(a, r.rows * r.cols)?;
-        let out = self
-            .kernels
-            .sum_rows(&self.compute, sa, r.rows, r.cols)
-            .map_err(|e| self.fail(e))?;
-        self.output(out)
+        self.rowwise(a, r, Kernels::sum_rows)
     }
 
     fn argmax_rows(&self, a: &DeviceMem, r: Rows) -> Result<Option<Vec<i64>>, DeviceError> {
