@@ -137,7 +137,7 @@ fn select_weft(cap: usize) {
         for _ in 0..N {
             let mut sel = Select::new();
             for c in &chans {
-                sel.recv(Some(c.clone()));
+                sel.recv_ref(Some(c));
             }
             let got = sel.select_blocking(&mut rng);
             assert!(matches!(got.outcome, Outcome::Received(Some(_))));
@@ -177,7 +177,7 @@ fn try_select_empty_weft() {
     for _ in 0..N {
         let mut sel = Select::new();
         for c in &chans {
-            sel.recv(Some(c.clone()));
+            sel.recv_ref(Some(c));
         }
         assert!(black_box(sel.try_select(&mut rng)).is_none());
     }

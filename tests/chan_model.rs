@@ -85,7 +85,7 @@ impl Wake for Count {
 enum Op<'a> {
     Send(SendFut<'a, u32>),
     Recv(RecvFut<'a, u32>),
-    Select(SelectFut<u32>),
+    Select(Box<SelectFut<'static, u32>>),
 }
 
 struct Task<'a> {
@@ -128,7 +128,7 @@ fn build_select(
     chans: &[Chan<u32>],
     cases: &[CaseGen],
     next: &mut u32,
-) -> (Select<u32>, Vec<MCase>) {
+) -> (Select<'static, u32>, Vec<MCase>) {
     let mut sel = Select::new();
     let mut m = Vec::new();
     for c in cases {
@@ -194,7 +194,7 @@ fn run_program(caps: &[usize], steps: &[Step], seed: u64) -> Result<(), TestCase
                     }
                     Step::Select { cases, .. } => {
                         let (sel, m) = build_select(&chans, cases, &mut next);
-                        (Op::Select(sel.select(&mut rng)), m)
+                        (Op::Select(Box::new(sel.select(&mut rng))), m)
                     }
                     _ => unreachable!(),
                 };

@@ -1,4 +1,7 @@
-//! `Select<T>`: Go's `select` over cases built at run time (`selectgo`).
+//! `Select<'a, T>`: Go's `select` over cases built at run time (`selectgo`).
+//! A case names its channel by value (`recv`, `send`: the select owns a
+//! handle) or by reference (`recv_ref`, `send_ref`: no reference-count
+//! traffic, for a select that lives shorter than its channels).
 //!
 //! Protocol, in numbered steps (Go's `runtime/select.go`):
 //! 1. `pollorder`: the non-nil cases in a uniformly random order, drawn from
@@ -61,9 +64,11 @@ use super::sync::{Arc, Backoff};
 use super::waiter::{block_on, hint, Context, Parkable, Waiter};
 use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 
-/// A select statement under construction: add cases, then run it.
-pub struct Select<T> {
-    cases: SmallVec<[Case<T>; INLINE_CASES]>,
+/// A select statement under construction: add cases, then run it. `'a`
+/// bounds the channels added by reference (`'static` when every case owns
+/// its channel).
+pub struct Select<'a, T> {
+    cases: SmallVec<[Case<'a, T>; INLINE_CASES]>,
 }
 
 /// Cases a select holds without allocating (kept small: a `Select` is
@@ -79,14 +84,31 @@ type Order = SmallVec<[usize; INLINE]>;
 /// double check; `None` once some case was judged otherwise.
 type Seen<'a, T> = Option<SmallVec<[(&'a Chan<T>, Words); INLINE]>>;
 
-struct Case<T> {
+/// A case's channel: a handle the select owns, or a borrowed one.
+enum ChanRef<'a, T> {
+    Owned(Chan<T>),
+    Borrowed(&'a Chan<T>),
+}
+
+struct Case<'a, T> {
     /// `None` is the nil channel: never ready.
-    chan: Option<Chan<T>>,
+    chan: Option<ChanRef<'a, T>>,
     send: bool,
     /// The value of a send case until it is sent or queued (`None` for
     /// receive cases). A `Cell`, so that a value can be taken while the
     /// held locks borrow the cases' channels.
     val: Cell<Option<T>>,
+}
+
+impl<T> Case<'_, T> {
+    /// The case's channel; `None` for the nil channel.
+    #[inline]
+    fn chan(&self) -> Option<&Chan<T>> {
+        match self.chan.as_ref()? {
+            ChanRef::Owned(c) => Some(c),
+            ChanRef::Borrowed(c) => Some(c),
+        }
+    }
 }
 
 /// What the lock-free pass found.
@@ -107,37 +129,46 @@ enum Attempt<T> {
     NotReady,
 }
 
-impl<T: Send> Default for Select<T> {
+impl<T: Send> Default for Select<'_, T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Send> Select<T> {
+impl<'a, T: Send> Select<'a, T> {
     pub fn new() -> Self {
         Select {
             cases: SmallVec::new(),
         }
     }
 
-    /// Adds `case <-ch:`; returns the case index.
-    pub fn recv(&mut self, ch: Option<Chan<T>>) -> usize {
+    fn push(&mut self, chan: Option<ChanRef<'a, T>>, val: Option<T>) -> usize {
         self.cases.push(Case {
-            chan: ch,
-            send: false,
-            val: Cell::new(None),
+            chan,
+            send: val.is_some(),
+            val: Cell::new(val),
         });
         self.cases.len() - 1
     }
 
+    /// Adds `case <-ch:`; returns the case index.
+    pub fn recv(&mut self, ch: Option<Chan<T>>) -> usize {
+        self.push(ch.map(ChanRef::Owned), None)
+    }
+
     /// Adds `case ch <- v:`; returns the case index.
     pub fn send(&mut self, ch: Option<Chan<T>>, v: T) -> usize {
-        self.cases.push(Case {
-            chan: ch,
-            send: true,
-            val: Cell::new(Some(v)),
-        });
-        self.cases.len() - 1
+        self.push(ch.map(ChanRef::Owned), Some(v))
+    }
+
+    /// Adds `case <-ch:` naming the channel by reference.
+    pub fn recv_ref(&mut self, ch: Option<&'a Chan<T>>) -> usize {
+        self.push(ch.map(ChanRef::Borrowed), None)
+    }
+
+    /// Adds `case ch <- v:` naming the channel by reference.
+    pub fn send_ref(&mut self, ch: Option<&'a Chan<T>>, v: T) -> usize {
+        self.push(ch.map(ChanRef::Borrowed), Some(v))
     }
 
     /// Number of cases added.
@@ -169,7 +200,7 @@ impl<T: Send> Select<T> {
     }
 
     /// `select` without `default`: waits until one case fires.
-    pub fn select(self, rng: &mut fastrand::Rng) -> SelectFut<T> {
+    pub fn select(self, rng: &mut fastrand::Rng) -> SelectFut<'a, T> {
         let pollorder = self.pollorder(rng);
         SelectFut {
             sel: self,
@@ -188,7 +219,7 @@ impl<T: Send> Select<T> {
         let buffered = self
             .cases
             .iter()
-            .any(|c| c.chan.as_ref().is_some_and(|ch| ch.cap() > 0));
+            .any(|c| c.chan().is_some_and(|ch| ch.cap() > 0));
         if buffered {
             let backoff = Backoff::new();
             loop {
@@ -219,7 +250,7 @@ impl<T: Send> Select<T> {
     /// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
     fn try_one(&mut self, i: usize) -> Option<Selected<T>> {
         let c = &self.cases[i];
-        let ch = c.chan.as_ref()?;
+        let ch = c.chan()?;
         let outcome = if c.send {
             let v = c.val.take()?;
             match ch.try_send(v) {
@@ -256,7 +287,7 @@ impl<T: Send> Select<T> {
             // Only buffered channels are probed: an unbuffered case is ready
             // only when a party is queued, which the flags alone can tell
             // but only the locked pass can use.
-            let Some(ch) = c.chan.as_ref().filter(|ch| ch.inner.ring.is_some()) else {
+            let Some(ch) = c.chan().filter(|ch| ch.inner.ring.is_some()) else {
                 return Probed::Unknown;
             };
             let outcome = if c.send {
@@ -318,7 +349,7 @@ impl<T: Send> Select<T> {
 
         let mut fired = None;
         for &i in pollorder {
-            let Some(ch) = &cases[i].chan else { continue };
+            let Some(ch) = cases[i].chan() else { continue };
             let Some(g) = slot(ch) else { continue };
             let st = &mut guards[g];
             if cases[i].send {
@@ -354,7 +385,7 @@ impl<T: Send> Select<T> {
         let cx = Context::new(waker);
         for &i in pollorder {
             let c = &cases[i];
-            let Some(ch) = &c.chan else { continue };
+            let Some(ch) = c.chan() else { continue };
             let Some(g) = slot(ch) else { continue };
             if c.send {
                 if let Some(v) = c.val.take() {
@@ -378,17 +409,17 @@ impl<T: Send> Select<T> {
 
 /// The future of [`Select::select`].
 #[must_use = "futures do nothing unless polled"]
-pub struct SelectFut<T> {
-    sel: Select<T>,
+pub struct SelectFut<'a, T> {
+    sel: Select<'a, T>,
     pollorder: Order,
     /// Set while parked.
     cx: Option<Arc<Context<T>>>,
     done: bool,
 }
 
-impl<T> Unpin for SelectFut<T> {}
+impl<T> Unpin for SelectFut<'_, T> {}
 
-impl<T: Send> Future for SelectFut<T> {
+impl<T: Send> Future for SelectFut<'_, T> {
     type Output = Selected<T>;
 
     fn poll(mut self: Pin<&mut Self>, tcx: &mut TaskContext<'_>) -> Poll<Self::Output> {
@@ -427,13 +458,13 @@ impl<T: Send> Future for SelectFut<T> {
     }
 }
 
-impl<T: Send> Parkable for SelectFut<T> {
+impl<T: Send> Parkable for SelectFut<'_, T> {
     fn ready_hint(&self) -> bool {
         hint(&self.cx)
     }
 }
 
-impl<T> Drop for SelectFut<T> {
+impl<T> Drop for SelectFut<'_, T> {
     fn drop(&mut self) {
         if let Some(cx) = self.cx.take() {
             // Withdraw (or, if a case was chosen meanwhile, drop its outcome);
@@ -464,16 +495,16 @@ fn note<'a, T>(seen: &mut Seen<'a, T>, ch: &'a Chan<T>, w: Option<Words>) {
 }
 
 /// Step 5: removes every entry of `cx` from every channel of the select.
-fn dequeue_all<T>(cases: &[Case<T>], cx: &Arc<Context<T>>) {
+fn dequeue_all<T>(cases: &[Case<'_, T>], cx: &Arc<Context<T>>) {
     for ch in lockorder(cases) {
         ch.lock().remove(cx);
     }
 }
 
 /// Step 2: the distinct channels, sorted by id.
-fn lockorder<T>(cases: &[Case<T>]) -> SmallVec<[&Chan<T>; INLINE]> {
-    let mut order: SmallVec<[&Chan<T>; INLINE]> =
-        cases.iter().filter_map(|c| c.chan.as_ref()).collect();
+fn lockorder<'c, T>(cases: &'c [Case<'_, T>]) -> SmallVec<[&'c Chan<T>; INLINE]> {
+    let mut order: SmallVec<[&'c Chan<T>; INLINE]> =
+        cases.iter().filter_map(|c| c.chan()).collect();
     order.sort_unstable_by_key(|c| c.id());
     order.dedup_by_key(|c| c.id());
     order

@@ -113,7 +113,7 @@ pub(super) enum Wait {
         at: usize,
     },
     Select {
-        sel: Select<Value>,
+        sel: Select<'static, Value>,
         at: usize,
     },
     Sleep {
@@ -394,16 +394,22 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 }
             },
             Instr::Select { cases, default } => {
-                let mut sel = Select::new();
-                for c in cases.iter() {
-                    let ch = tri!(chan_ref(&s!(c.chan))).cloned();
-                    match (c.send, c.value) {
-                        (true, Some(v)) => sel.send(ch, s!(v).clone()),
-                        _ => sel.recv(ch),
-                    };
-                }
+                // The first attempt borrows the channels from the frame (no
+                // reference counts); only a select that must wait builds
+                // one that owns them (it outlives this borrow of the frame).
+                let first = {
+                    let mut sel = Select::new();
+                    for c in cases.iter() {
+                        let ch = tri!(chan_ref(&s!(c.chan)));
+                        match (c.send, c.value) {
+                            (true, Some(v)) => sel.send_ref(ch, s!(v).clone()),
+                            _ => sel.recv_ref(ch),
+                        };
+                    }
+                    sel.try_select(rng)
+                };
                 let mut pending = None;
-                match sel.try_select(rng) {
+                match first {
                     Some(chosen) => {
                         let Some(case) = cases.get(chosen.index) else {
                             break 'run fail(f, at, "select: bad case index".into());
@@ -434,7 +440,17 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     }
                     None => match default {
                         Some(d) => pc = *d as usize,
-                        None => break 'run Wait::Select { sel, at },
+                        None => {
+                            let mut sel = Select::new();
+                            for c in cases.iter() {
+                                let ch = tri!(chan_ref(&s!(c.chan))).cloned();
+                                match (c.send, c.value) {
+                                    (true, Some(v)) => sel.send(ch, s!(v).clone()),
+                                    _ => sel.recv(ch),
+                                };
+                            }
+                            break 'run Wait::Select { sel, at };
+                        }
                     },
                 }
             }
