@@ -171,6 +171,28 @@ impl<'a, T: Send> Select<'a, T> {
         self.push(ch.map(ChanRef::Borrowed), Some(v))
     }
 
+    /// The same select owning every channel (a borrowed case takes a handle
+    /// of its own), so that it can outlive the borrow: after a `try_select`
+    /// that found nothing ready, the cases (send values included) are as
+    /// they were added.
+    pub fn into_owned(self) -> Select<'static, T> {
+        let cases = self
+            .cases
+            .into_iter()
+            .map(|c| Case {
+                chan: c.chan.map(|r| {
+                    ChanRef::Owned(match r {
+                        ChanRef::Owned(ch) => ch,
+                        ChanRef::Borrowed(ch) => ch.clone(),
+                    })
+                }),
+                send: c.send,
+                val: c.val,
+            })
+            .collect();
+        Select { cases }
+    }
+
     /// Number of cases added.
     pub fn len(&self) -> usize {
         self.cases.len()

@@ -394,23 +394,22 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 }
             },
             Instr::Select { cases, default } => {
-                // The first attempt borrows the channels from the frame (no
-                // reference counts); only a select that must wait builds
-                // one that owns them (it outlives this borrow of the frame).
-                let first = {
-                    let mut sel = Select::new();
-                    for c in cases.iter() {
-                        let ch = tri!(chan_ref(&s!(c.chan)));
-                        match (c.send, c.value) {
-                            (true, Some(v)) => sel.send_ref(ch, s!(v).clone()),
-                            _ => sel.recv_ref(ch),
-                        };
-                    }
-                    sel.try_select(rng)
-                };
+                // The attempt borrows the channels from the frame (no
+                // reference counts); only a select that must wait takes
+                // handles of its own (`into_owned`: it outlives the frame).
+                let mut sel = Select::new();
+                for c in cases.iter() {
+                    let ch = tri!(chan_ref(&s!(c.chan)));
+                    match (c.send, c.value) {
+                        (true, Some(v)) => sel.send_ref(ch, s!(v).clone()),
+                        _ => sel.recv_ref(ch),
+                    };
+                }
+                let first = sel.try_select(rng);
                 let mut pending = None;
                 match first {
                     Some(chosen) => {
+                        drop(sel);
                         let Some(case) = cases.get(chosen.index) else {
                             break 'run fail(f, at, "select: bad case index".into());
                         };
@@ -441,14 +440,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     None => match default {
                         Some(d) => pc = *d as usize,
                         None => {
-                            let mut sel = Select::new();
-                            for c in cases.iter() {
-                                let ch = tri!(chan_ref(&s!(c.chan))).cloned();
-                                match (c.send, c.value) {
-                                    (true, Some(v)) => sel.send(ch, s!(v).clone()),
-                                    _ => sel.recv(ch),
-                                };
-                            }
+                            let sel = sel.into_owned();
                             break 'run Wait::Select { sel, at };
                         }
                     },

@@ -61,6 +61,7 @@ pub struct ChanVal {
 }
 
 /// One run-time value.
+#[derive(Clone)]
 pub enum Value {
     Int(i64),
     Float(f64),
@@ -70,37 +71,6 @@ pub enum Value {
     Struct(Arc<Vec<Value>>),
     Chan(Box<ChanVal>),
     Tensor(Box<Tensor>),
-}
-
-impl Clone for Value {
-    /// Scalars are copied inline; only the shared kinds take the call (a
-    /// derived `clone` was an out-of-line call on every slot copy: 6% of a
-    /// ping-pong profile).
-    #[inline]
-    fn clone(&self) -> Value {
-        match self {
-            Value::Int(i) => Value::Int(*i),
-            Value::Float(x) => Value::Float(*x),
-            Value::Bool(b) => Value::Bool(*b),
-            _ => self.clone_shared(),
-        }
-    }
-}
-
-impl Value {
-    #[inline(never)]
-    fn clone_shared(&self) -> Value {
-        match self {
-            Value::Int(i) => Value::Int(*i),
-            Value::Float(x) => Value::Float(*x),
-            Value::Bool(b) => Value::Bool(*b),
-            Value::Str(s) => Value::Str(s.clone()),
-            Value::List(l) => Value::List(l.clone()),
-            Value::Struct(f) => Value::Struct(f.clone()),
-            Value::Chan(c) => Value::Chan(c.clone()),
-            Value::Tensor(t) => Value::Tensor(t.clone()),
-        }
-    }
 }
 
 impl fmt::Debug for Value {
