@@ -17,6 +17,10 @@ use weft::device::{
 };
 use weft::tensor::{self, Tensor};
 
+#[path = "tensor_support/step.rs"]
+mod step;
+use step::step;
+
 /// A device over host vectors. `full` implements every hook; otherwise only
 /// upload, download and the elementwise hooks (the rest decline).
 #[derive(Debug)]
@@ -230,30 +234,6 @@ fn assert_close(got: &Tensor, want: &Tensor, what: &str) {
             "{what}: [{i}] {x} vs {y}"
         );
     }
-}
-
-/// One forward and backward pass of examples/train_digits.weft's
-/// `gradients`, with the loss.
-fn step(x: &Tensor, y: &Tensor, w1: &Tensor, b1: &Tensor, w2: &Tensor) -> (Vec<Tensor>, f64) {
-    let rows = x.dims()[0] as f64;
-    let h0 = tensor::add(tensor::matmul(x, w1).unwrap(), b1.clone()).unwrap();
-    let h = tensor::relu(h0.clone()).unwrap();
-    let p = tensor::softmax(&tensor::matmul(&h, w2).unwrap()).unwrap();
-    let lp = tensor::log(tensor::tensor_scalar(BinOp::Add, p.clone(), 1e-7).unwrap()).unwrap();
-    let loss = -tensor::sum(&tensor::mul(lp, y.clone()).unwrap()).unwrap() / rows;
-    let dz = tensor::tensor_scalar(BinOp::Div, tensor::sub(p, y.clone()).unwrap(), rows).unwrap();
-    let dh = tensor::mul(
-        tensor::matmul(&dz, &tensor::transpose(w2).unwrap()).unwrap(),
-        tensor::relu_mask(h0).unwrap(),
-    )
-    .unwrap();
-    let grads = vec![
-        tensor::matmul(&tensor::transpose(x).unwrap(), &dh).unwrap(),
-        tensor::sum_rows(&dh).unwrap(),
-        tensor::matmul(&tensor::transpose(&h).unwrap(), &dz).unwrap(),
-        tensor::sum_rows(&dz).unwrap(),
-    ];
-    (grads, loss)
 }
 
 struct Inputs {
