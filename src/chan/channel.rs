@@ -37,7 +37,7 @@ use super::state::{Buf, RecvStep, SendStep, State};
 use std::ops::{Deref, DerefMut};
 
 use super::sync::{Arc, AtomicUsize, Backoff, Mutex, MutexGuard, Ordering};
-use super::waiter::{block_on, hint, Context, Parkable, Waiter};
+use super::waiter::{block_on, context_in, hint, keep_in, Context, Parkable, WaitSlot, Waiter};
 use super::{CloseError, Outcome, SendError, TryRecvError, TrySendError};
 
 /// A channel: a reference to a shared queue with Go's semantics.
@@ -421,6 +421,17 @@ impl<T: Send> Chan<T> {
             chan: self,
             val: Some(v),
             cx: None,
+            slot: None,
+        }
+    }
+
+    /// `send`, parking (if it must) with the context kept in `slot`.
+    pub fn send_in<'a>(&'a self, v: T, slot: &'a mut WaitSlot<T>) -> SendFut<'a, T> {
+        SendFut {
+            chan: self,
+            val: Some(v),
+            cx: None,
+            slot: Some(slot),
         }
     }
 
@@ -430,6 +441,17 @@ impl<T: Send> Chan<T> {
             chan: self,
             cx: None,
             done: false,
+            slot: None,
+        }
+    }
+
+    /// `recv`, parking (if it must) with the context kept in `slot`.
+    pub fn recv_in<'a>(&'a self, slot: &'a mut WaitSlot<T>) -> RecvFut<'a, T> {
+        RecvFut {
+            chan: self,
+            cx: None,
+            done: false,
+            slot: Some(slot),
         }
     }
 
@@ -486,6 +508,8 @@ pub struct SendFut<'a, T> {
     val: Option<T>,
     /// Set while queued in `sendq`.
     cx: Option<Arc<Context<T>>>,
+    /// Where the context comes from and goes back to (`send_in`).
+    slot: Option<&'a mut WaitSlot<T>>,
 }
 
 impl<T> Unpin for SendFut<'_, T> {}
@@ -498,7 +522,10 @@ impl<T: Send> Future for SendFut<'_, T> {
             return match cx.poll_outcome(tcx.waker()) {
                 None => Poll::Pending,
                 Some((_, outcome)) => {
-                    self.cx = None;
+                    let this = &mut *self;
+                    if let Some(cx) = this.cx.take() {
+                        keep_in(&mut this.slot, cx);
+                    }
                     match outcome {
                         Outcome::SendClosed(v) => Poll::Ready(Err(SendError(v))),
                         _ => Poll::Ready(Ok(())),
@@ -522,7 +549,7 @@ impl<T: Send> Future for SendFut<'_, T> {
             }
             SendStep::Closed(v) => Poll::Ready(Err(SendError(v))),
             SendStep::Full(v) => {
-                let cx = Context::new(tcx.waker());
+                let cx = context_in(&mut self.slot, tcx.waker());
                 st.sendq.push_back(Waiter {
                     cx: cx.clone(),
                     case: 0,
@@ -549,6 +576,7 @@ impl<T> Drop for SendFut<'_, T> {
             if cx.try_abort() {
                 self.chan.lock().remove(&cx);
             }
+            keep_in(&mut self.slot, cx);
         }
     }
 }
@@ -560,6 +588,8 @@ pub struct RecvFut<'a, T> {
     /// Set while queued in `recvq`.
     cx: Option<Arc<Context<T>>>,
     done: bool,
+    /// Where the context comes from and goes back to (`recv_in`).
+    slot: Option<&'a mut WaitSlot<T>>,
 }
 
 impl<T> Unpin for RecvFut<'_, T> {}
@@ -572,8 +602,11 @@ impl<T: Send> Future for RecvFut<'_, T> {
             return match cx.poll_outcome(tcx.waker()) {
                 None => Poll::Pending,
                 Some((_, outcome)) => {
-                    self.cx = None;
-                    self.done = true;
+                    let this = &mut *self;
+                    if let Some(cx) = this.cx.take() {
+                        keep_in(&mut this.slot, cx);
+                    }
+                    this.done = true;
                     match outcome {
                         Outcome::Received(v) => Poll::Ready(v),
                         _ => Poll::Ready(None),
@@ -596,7 +629,7 @@ impl<T: Send> Future for RecvFut<'_, T> {
                 Poll::Ready(v)
             }
             RecvStep::Empty => {
-                let cx = Context::new(tcx.waker());
+                let cx = context_in(&mut self.slot, tcx.waker());
                 st.recvq.push_back(Waiter {
                     cx: cx.clone(),
                     case: 0,
@@ -622,6 +655,7 @@ impl<T> Drop for RecvFut<'_, T> {
             if cx.try_abort() {
                 self.chan.lock().remove(&cx);
             }
+            keep_in(&mut self.slot, cx);
         }
     }
 }

@@ -33,6 +33,7 @@ mod waiter;
 pub use channel::{block_forever, Chan, RecvFut, SendFut};
 pub use error::{CloseError, SendError, TryRecvError, TrySendError};
 pub use select::{Select, SelectFut};
+pub use waiter::WaitSlot;
 
 /// The case that fired in a select.
 #[derive(Debug, PartialEq, Eq)]

@@ -43,7 +43,7 @@
 
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
-use super::sync::{Arc, AtomicUsize, Ordering, UnsafeCell};
+use super::sync::{fence, Arc, AtomicUsize, Ordering, UnsafeCell};
 use super::Outcome;
 
 const WAITING: usize = 0;
@@ -92,6 +92,43 @@ impl<T> Context<T> {
             waker: UnsafeCell::new(Some(waker.clone())),
             waker_id: UnsafeCell::new(id_of(waker)),
         })
+    }
+
+    /// A context for a new wait: `old` made ready again when nobody else
+    /// holds it any more, else a new one.
+    ///
+    /// Why this is sound: `old` is never shared through a `Weak`, so a
+    /// strong count of 1 means no queue entry, hand-off or partner can
+    /// reach it. Every other holder dropped its reference with a Release
+    /// decrement; the Acquire fence after reading the count orders their
+    /// last accesses (the winner's `deliver`) before the writes here. The
+    /// context is published again only through a channel lock.
+    pub(crate) fn reuse(old: Option<Arc<Self>>, waker: &Waker) -> Arc<Self> {
+        match old {
+            Some(cx) if Arc::strong_count(&cx) == 1 => {
+                fence(Ordering::Acquire);
+                cx.state.store(WAITING, Ordering::Relaxed);
+                cx.flags.store(0, Ordering::Relaxed);
+                // SAFETY: the only reference (see above): nobody else can
+                // reach the cells.
+                cx.outcome.with_mut(|p| unsafe { *p = None });
+                let id = id_of(waker);
+                // SAFETY: as above.
+                let same = cx.waker.with_mut(|p| unsafe { (*p).is_some() })
+                    && cx.waker_id.with_mut(|p| unsafe { *p }) == id;
+                if !same {
+                    // SAFETY: as above.
+                    let old = cx
+                        .waker
+                        .with_mut(|p| unsafe { (*p).replace(waker.clone()) });
+                    // SAFETY: as above.
+                    cx.waker_id.with_mut(|p| unsafe { *p = id });
+                    drop(old);
+                }
+                cx
+            }
+            _ => Self::new(waker),
+        }
     }
 
     /// A partner (or `close`) tries to choose `case`; true if it won.
@@ -186,6 +223,45 @@ impl<T> Context<T> {
             // left the waking to us.
             Err(_) => self.take_outcome(),
         }
+    }
+}
+
+/// A task's reusable wait record. The futures made with `Chan::send_in`,
+/// `Chan::recv_in` and `Select::select_in` park with the context kept here
+/// and put it back when they end, so a task that blocks again and again
+/// allocates one context, not one per wait (the allocation, its counting
+/// and the last reference's release were about 15% of a task ping-pong).
+/// A context still referenced elsewhere when the next wait starts (a
+/// partner between its delivery and dropping its hand-off) is left to that
+/// holder and a new one is made.
+pub struct WaitSlot<T> {
+    cx: Option<Arc<Context<T>>>,
+}
+
+impl<T> Default for WaitSlot<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> WaitSlot<T> {
+    /// An empty slot (the first wait allocates).
+    pub const fn new() -> Self {
+        WaitSlot { cx: None }
+    }
+}
+
+/// Takes a context for a new wait from `slot` (see [`Context::reuse`]).
+#[inline]
+pub(crate) fn context_in<T>(slot: &mut Option<&mut WaitSlot<T>>, waker: &Waker) -> Arc<Context<T>> {
+    Context::reuse(slot.as_mut().and_then(|s| s.cx.take()), waker)
+}
+
+/// Leaves a finished wait's context in `slot` for the next wait.
+#[inline]
+pub(crate) fn keep_in<T>(slot: &mut Option<&mut WaitSlot<T>>, cx: Arc<Context<T>>) {
+    if let Some(s) = slot {
+        s.cx = Some(cx);
     }
 }
 

@@ -80,6 +80,23 @@ fn chan_ref(v: &Value) -> Result<Option<&Chan<Value>>, Fail> {
     }
 }
 
+/// The select of `cases` over the frame `fs`, naming its channels by
+/// reference; the send values are copied.
+pub(super) fn build_select<'s>(
+    cases: &[SelCase],
+    fs: &'s [Value],
+) -> Result<Select<'s, Value>, Fail> {
+    let mut sel = Select::new();
+    for c in cases {
+        let ch = chan_ref(&fs[c.chan as usize])?;
+        match (c.send, c.value) {
+            (true, Some(v)) => sel.send_ref(ch, fs[v as usize].clone()),
+            _ => sel.recv_ref(ch),
+        };
+    }
+    Ok(sel)
+}
+
 /// A task's interpreter state: everything `step` needs between awaits.
 pub(super) struct TaskState {
     pub stack: Vec<Value>,
@@ -112,8 +129,9 @@ pub(super) enum Wait {
         ch: Slot,
         at: usize,
     },
+    /// A select without `default`: `run_task` builds it from the frame
+    /// (borrowing the channels) and awaits it.
     Select {
-        sel: Select<'static, Value>,
         at: usize,
     },
     Sleep {
@@ -393,18 +411,18 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     }
                 }
             },
-            Instr::Select { cases, default } => {
+            Instr::Select { default: None, .. } => {
+                // Built, run and (if it must) parked by `run_task`, which
+                // borrows the channels from the frame.
+                break 'run Wait::Select { at };
+            }
+            Instr::Select {
+                cases,
+                default: Some(d),
+            } => {
                 // The attempt borrows the channels from the frame (no
-                // reference counts); only a select that must wait takes
-                // handles of its own (`into_owned`: it outlives the frame).
-                let mut sel = Select::new();
-                for c in cases.iter() {
-                    let ch = tri!(chan_ref(&s!(c.chan)));
-                    match (c.send, c.value) {
-                        (true, Some(v)) => sel.send_ref(ch, s!(v).clone()),
-                        _ => sel.recv_ref(ch),
-                    };
-                }
+                // reference counts).
+                let mut sel = tri!(build_select(cases, fs));
                 let first = sel.try_select(rng);
                 let mut pending = None;
                 match first {
@@ -437,13 +455,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                             break 'run Wait::Ready { t, at };
                         }
                     }
-                    None => match default {
-                        Some(d) => pc = *d as usize,
-                        None => {
-                            let sel = sel.into_owned();
-                            break 'run Wait::Select { sel, at };
-                        }
-                    },
+                    None => pc = *d as usize,
                 }
             }
             Instr::After { ms, out } => {

@@ -12,13 +12,16 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 
-use crate::chan::{Chan, Outcome, Selected};
+use crate::chan::{Chan, Outcome, Selected, WaitSlot};
 use crate::runtime::{self, TaskEnd, WaitKind};
 use crate::tensor::Tensor;
 
 use super::code::{Func, FuncId, Instr, Program, Slot};
-use super::exec::{case_end, in_flight, loc_of, mix, step, Shared, TaskState, Wait, BUDGET};
+use super::exec::{
+    build_select, case_end, in_flight, loc_of, mix, step, Shared, TaskState, Wait, BUDGET,
+};
 use super::ops::Fail;
 use super::tensor_ops;
 use super::value::Value;
@@ -56,6 +59,8 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
         budget: BUDGET,
         rng: fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task())),
     };
+    // The context every wait of this task parks with (one allocation).
+    let mut slot = WaitSlot::new();
     loop {
         match step(&sh, &mut st) {
             Wait::End(end) => return end,
@@ -69,7 +74,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                     return st.fail(prog, at, "send: lost its channel".into());
                 };
                 st.wait(prog, WaitKind::ChanSend, at);
-                let r = c.send(val).await;
+                let r = c.send_in(val, &mut slot).await;
                 runtime::clear_wait();
                 if r.is_err() {
                     return st.fail(prog, at, "send on closed channel".into());
@@ -80,7 +85,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                     return st.fail(prog, at, "receive: lost its channel".into());
                 };
                 st.wait(prog, WaitKind::ChanRecv, at);
-                let got = c.recv().await;
+                let got = c.recv_in(&mut slot).await;
                 runtime::clear_wait();
                 if let Some(t) = st.deliver(prog, at, got) {
                     if let Err(m) = wait_ready(&t).await {
@@ -88,10 +93,28 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                     }
                 }
             }
-            Wait::Select { sel, at } => {
-                st.wait(prog, WaitKind::Select, at);
-                let chosen = sel.select(&mut st.rng).await;
-                runtime::clear_wait();
+            Wait::Select { at } => {
+                let Some(Instr::Select { cases, .. }) = st.instr(prog, at) else {
+                    return st.fail(prog, at, "select: lost its instruction".into());
+                };
+                let fs = st.stack.get(st.base..).unwrap_or_default();
+                let sel = match build_select(cases, fs) {
+                    Ok(sel) => sel,
+                    Err(m) => return st.fail(prog, at, m),
+                };
+                let chosen = {
+                    let mut fut = sel.select_in(&mut st.rng, &mut slot);
+                    // The wait is recorded only if the select parks.
+                    match poll_once(&mut fut).await {
+                        Poll::Ready(chosen) => chosen,
+                        Poll::Pending => {
+                            st.wait(prog, WaitKind::Select, at);
+                            let chosen = fut.await;
+                            runtime::clear_wait();
+                            chosen
+                        }
+                    }
+                };
                 match st.selected(prog, at, chosen) {
                     Err(end) => return end,
                     Ok(Some(t)) => {
@@ -124,6 +147,11 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             }
         }
     }
+}
+
+/// Polls `fut` once, within the caller's poll.
+async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *fut).poll(cx))).await
 }
 
 /// Bits of a site number that hold the instruction index; the function
