@@ -554,6 +554,7 @@ impl<T: Send> Future for SendFut<'_, T> {
                     cx: cx.clone(),
                     case: 0,
                     val: v,
+                    single: true,
                 });
                 drop(st);
                 self.cx = Some(cx);
@@ -573,9 +574,13 @@ impl<T> Drop for SendFut<'_, T> {
     fn drop(&mut self) {
         if let Some(cx) = self.cx.take() {
             // Not chosen yet: withdraw. Chosen: the partner popped the entry.
-            if cx.try_abort() {
-                self.chan.lock().remove(&cx);
+            // Under the lock: the party waits on this channel only (see
+            // `Context::select_locked`).
+            let mut st = self.chan.lock();
+            if cx.abort_locked() {
+                st.remove(&cx);
             }
+            drop(st);
             keep_in(&mut self.slot, cx);
         }
     }
@@ -634,6 +639,7 @@ impl<T: Send> Future for RecvFut<'_, T> {
                     cx: cx.clone(),
                     case: 0,
                     val: (),
+                    single: true,
                 });
                 drop(st);
                 self.cx = Some(cx);
@@ -652,9 +658,11 @@ impl<T: Send> Parkable for RecvFut<'_, T> {
 impl<T> Drop for RecvFut<'_, T> {
     fn drop(&mut self) {
         if let Some(cx) = self.cx.take() {
-            if cx.try_abort() {
-                self.chan.lock().remove(&cx);
+            let mut st = self.chan.lock();
+            if cx.abort_locked() {
+                st.remove(&cx);
             }
+            drop(st);
             keep_in(&mut self.slot, cx);
         }
     }

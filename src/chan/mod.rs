@@ -32,6 +32,7 @@ mod waiter;
 
 pub use channel::{block_forever, Chan, RecvFut, SendFut};
 pub use error::{CloseError, SendError, TryRecvError, TrySendError};
+pub(crate) use select::{select_on, try_select_on, Cases};
 pub use select::{Select, SelectFut};
 pub use waiter::WaitSlot;
 

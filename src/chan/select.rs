@@ -3,6 +3,12 @@
 //! handle) or by reference (`recv_ref`, `send_ref`: no reference-count
 //! traffic, for a select that lives shorter than its channels).
 //!
+//! The protocol below runs over any [`Cases`]: a `Select` is one; the
+//! interpreter's `select` instruction is another, reading its channels and
+//! send values straight from the task's frame, so running a select there
+//! builds no case list at all (building and moving one was about a sixth
+//! of a 4-way select fan-in).
+//!
 //! Protocol, in numbered steps (Go's `runtime/select.go`):
 //! 1. `pollorder`: the non-nil cases in a uniformly random order, drawn from
 //!    the caller's `fastrand::Rng` when the select is entered. Taking the
@@ -64,6 +70,20 @@ use super::sync::{Arc, Backoff};
 use super::waiter::{block_on, context_in, hint, keep_in, Context, Parkable, WaitSlot, Waiter};
 use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 
+/// The cases of a select, wherever they are kept: case `i` (below
+/// `count()`) is a send or a receive on `chan(i)` (`None`: the nil
+/// channel). A send case's value is taken when the case fires or is
+/// queued, and given back when it turns out not ready.
+pub(crate) trait Cases<T> {
+    fn count(&self) -> usize;
+    fn chan(&self, i: usize) -> Option<&Chan<T>>;
+    fn is_send(&self, i: usize) -> bool;
+    /// The value of send case `i` (`None`: not a send case, or taken).
+    fn take_value(&self, i: usize) -> Option<T>;
+    /// Gives back a value `take_value` gave that was not sent.
+    fn put_back(&self, i: usize, v: T);
+}
+
 /// A select statement under construction: add cases, then run it. `'a`
 /// bounds the channels added by reference (`'static` when every case owns
 /// its channel).
@@ -72,13 +92,60 @@ pub struct Select<'a, T> {
 }
 
 /// Cases a select holds without allocating (kept small: a `Select` is
-/// moved around by value, e.g. inside the interpreter's wait state).
+/// moved around by value).
 const INLINE_CASES: usize = 4;
 /// Channels and case indices a select run holds without allocating.
 const INLINE: usize = 8;
 
-/// Case indices in poll order.
-type Order = SmallVec<[usize; INLINE]>;
+/// Case indices in poll order: for a select of up to 8 cases, a byte each
+/// in one word (a vector of them, built and then moved, cost a failed
+/// store forwarding on every move: about a tenth of a 4-way select
+/// fan-in); for more cases, a vector.
+enum Order {
+    Packed { bits: u64, len: usize },
+    Spilled(Vec<usize>),
+}
+
+/// Cases that fit in `Order::Packed`.
+const PACKED: usize = 8;
+
+impl Order {
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            Order::Packed { len, .. } => *len,
+            Order::Spilled(v) => v.len(),
+        }
+    }
+
+    #[inline]
+    fn iter(&self) -> OrderIter<'_> {
+        OrderIter { order: self, k: 0 }
+    }
+}
+
+struct OrderIter<'a> {
+    order: &'a Order,
+    k: usize,
+}
+
+impl Iterator for OrderIter<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        let i = match self.order {
+            Order::Packed { bits, len } => {
+                if self.k >= *len {
+                    return None;
+                }
+                ((bits >> (8 * self.k)) & 0xff) as usize
+            }
+            Order::Spilled(v) => *v.get(self.k)?,
+        };
+        self.k += 1;
+        Some(i)
+    }
+}
 
 /// The rings (and their words) that showed the cases not ready, for the
 /// double check; `None` once some case was judged otherwise.
@@ -107,6 +174,31 @@ impl<T> Case<'_, T> {
         match self.chan.as_ref()? {
             ChanRef::Owned(c) => Some(c),
             ChanRef::Borrowed(c) => Some(c),
+        }
+    }
+}
+
+impl<T> Cases<T> for Select<'_, T> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.cases.len()
+    }
+    #[inline]
+    fn chan(&self, i: usize) -> Option<&Chan<T>> {
+        self.cases.get(i)?.chan()
+    }
+    #[inline]
+    fn is_send(&self, i: usize) -> bool {
+        self.cases.get(i).is_some_and(|c| c.send)
+    }
+    #[inline]
+    fn take_value(&self, i: usize) -> Option<T> {
+        self.cases.get(i)?.val.take()
+    }
+    #[inline]
+    fn put_back(&self, i: usize, v: T) {
+        if let Some(c) = self.cases.get(i) {
+            c.val.set(Some(v));
         }
     }
 }
@@ -144,7 +236,7 @@ impl<'a, T: Send> Select<'a, T> {
 
     /// Adds a receive case. The value of a send case is written straight
     /// into its case (passing an `Option<T>` through cost a failed store
-    /// forwarding on every receive case, about 10% of a select fan-in).
+    /// forwarding on every receive case).
     #[inline]
     fn push_recv(&mut self, chan: Option<ChanRef<'a, T>>) -> usize {
         self.cases.push(Case {
@@ -222,41 +314,25 @@ impl<'a, T: Send> Select<'a, T> {
     /// `select` with `default`: fires one ready case, chosen uniformly at
     /// random, or returns `None` (nothing ready: run `default`).
     pub fn try_select(&mut self, rng: &mut fastrand::Rng) -> Option<Selected<T>> {
-        let pollorder = self.pollorder(rng);
-        if let [i] = pollorder[..] {
-            return self.try_one(i);
-        }
-        match self.probe(&pollorder) {
-            Probed::Fired(s) => return Some(s),
-            Probed::NotReady { exact: true } => return None,
-            _ => {}
-        }
-        match self.attempt(&pollorder, None, &mut None) {
-            Attempt::Fired(s) => Some(s),
-            Attempt::Parked(_) | Attempt::NotReady => None,
-        }
+        try_select_on(&*self, rng)
     }
 
     /// `select` without `default`: waits until one case fires.
     pub fn select(self, rng: &mut fastrand::Rng) -> SelectFut<'a, T> {
-        let pollorder = self.pollorder(rng);
+        let run = Run::new(&self, rng);
         SelectFut {
             sel: self,
-            pollorder,
-            cx: None,
-            done: false,
+            run,
             slot: None,
         }
     }
 
     /// `select`, parking (if it must) with the context kept in `slot`.
     pub fn select_in(self, rng: &mut fastrand::Rng, slot: &'a mut WaitSlot<T>) -> SelectFut<'a, T> {
-        let pollorder = self.pollorder(rng);
+        let run = Run::new(&self, rng);
         SelectFut {
             sel: self,
-            pollorder,
-            cx: None,
-            done: false,
+            run,
             slot: Some(slot),
         }
     }
@@ -266,7 +342,7 @@ impl<'a, T: Send> Select<'a, T> {
     /// microseconds, as `Chan::send_blocking` does (same poll order, so the
     /// draws from `rng` do not depend on timing).
     pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
-        let pollorder = self.pollorder(rng);
+        let run = Run::new(&self, rng);
         let buffered = self
             .cases
             .iter()
@@ -274,12 +350,10 @@ impl<'a, T: Send> Select<'a, T> {
         if buffered {
             let backoff = Backoff::new();
             loop {
-                // The lock-free pass only: the retry is a heuristic
-                // (`block_on` below runs the exact locked pass), and it
-                // spares the locks (and the rings) to the partners.
-                match self.probe(&pollorder) {
+                // The pass one case at a time only: the retry is a
+                // heuristic (`block_on` below runs the exact locked pass).
+                match probe(&self, &run.pollorder) {
                     Probed::Fired(s) => return s,
-                    // A queued party: the locked pass below decides now.
                     Probed::Unknown => break,
                     Probed::NotReady { .. } => {}
                 }
@@ -291,204 +365,305 @@ impl<'a, T: Send> Select<'a, T> {
         }
         block_on(SelectFut {
             sel: self,
-            pollorder,
-            cx: None,
-            done: false,
+            run,
             slot: None,
         })
     }
+}
 
-    /// A select with one non-nil case `i` and a default: the channel's own
-    /// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
-    fn try_one(&mut self, i: usize) -> Option<Selected<T>> {
-        let c = &self.cases[i];
-        let ch = c.chan()?;
-        let outcome = if c.send {
-            let v = c.val.take()?;
-            match ch.try_send(v) {
+/// `try_select` over any cases.
+pub(crate) fn try_select_on<T: Send, S: Cases<T>>(
+    src: &S,
+    rng: &mut fastrand::Rng,
+) -> Option<Selected<T>> {
+    let pollorder = pollorder(src, rng);
+    if pollorder.len() == 1 {
+        return try_one(src, pollorder.iter().next()?);
+    }
+    match probe(src, &pollorder) {
+        Probed::Fired(s) => return Some(s),
+        Probed::NotReady { exact: true } => return None,
+        _ => {}
+    }
+    match attempt(src, &pollorder, None, &mut None) {
+        Attempt::Fired(s) => Some(s),
+        Attempt::Parked(_) | Attempt::NotReady => None,
+    }
+}
+
+/// A select with one non-nil case `i` and a default: the channel's own
+/// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
+fn try_one<T: Send, S: Cases<T>>(src: &S, i: usize) -> Option<Selected<T>> {
+    let ch = src.chan(i)?;
+    let outcome = if src.is_send(i) {
+        let v = src.take_value(i)?;
+        match ch.try_send(v) {
+            Ok(()) => Outcome::Sent,
+            Err(TrySendError::Closed(v)) => Outcome::SendClosed(v),
+            Err(TrySendError::Full(v)) => {
+                src.put_back(i, v);
+                return None;
+            }
+        }
+    } else {
+        match ch.try_recv() {
+            Ok(v) => Outcome::Received(Some(v)),
+            Err(TryRecvError::Closed) => Outcome::Received(None),
+            Err(TryRecvError::Empty) => return None,
+        }
+    };
+    Some(Selected { index: i, outcome })
+}
+
+/// Step 3a, the pass one case at a time: in `pollorder`, probe each
+/// case without the lock (`Chan::probe_send` / `probe_recv`: an open
+/// ring, else the channel's flags) and fire the first that completes
+/// or finds its channel closed; skip a case found not ready; a case the
+/// probe cannot judge (a party is queued there, so the flags say it may
+/// be ready) runs its step under that channel's lock alone and fires if
+/// it completes. So the case that fires is the first in `pollorder`
+/// found ready when its turn came, each case looked at in turn (as
+/// crossbeam's `Select` does), and a select that fires takes at most
+/// one lock. "Nothing ready" is exact only when every case was a ring
+/// and the double check passed; otherwise the locked pass decides it.
+fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed<T> {
+    // The ring words that showed each case not ready; `None` once some
+    // case was judged otherwise (no double check then).
+    let mut seen: Seen<'s, T> = Some(SmallVec::new());
+    for i in pollorder.iter() {
+        let Some(ch) = src.chan(i) else { continue };
+        let outcome = if src.is_send(i) {
+            let Some(v) = src.take_value(i) else {
+                return Probed::Unknown;
+            };
+            match ch.probe_send(v) {
                 Ok(()) => Outcome::Sent,
-                Err(TrySendError::Closed(v)) => Outcome::SendClosed(v),
-                Err(TrySendError::Full(v)) => {
-                    c.val.set(Some(v));
-                    return None;
+                Err((v, Probe::Closed)) => Outcome::SendClosed(v),
+                Err((v, Probe::NotReady(w))) => {
+                    src.put_back(i, v);
+                    note(&mut seen, ch, w);
+                    continue;
+                }
+                Err((v, Probe::Unknown)) => {
+                    // The guard is dropped at the end of the statement,
+                    // before the hand-off is delivered.
+                    let step = ch.lock().send(v);
+                    match step {
+                        SendStep::Done(h) => {
+                            if let Some(h) = h {
+                                h.deliver();
+                            }
+                            Outcome::Sent
+                        }
+                        SendStep::Closed(v) => Outcome::SendClosed(v),
+                        SendStep::Full(v) => {
+                            src.put_back(i, v);
+                            seen = None;
+                            continue;
+                        }
+                    }
                 }
             }
         } else {
-            match ch.try_recv() {
+            match ch.probe_recv() {
                 Ok(v) => Outcome::Received(Some(v)),
-                Err(TryRecvError::Closed) => Outcome::Received(None),
-                Err(TryRecvError::Empty) => return None,
+                Err(Probe::Closed) => Outcome::Received(None),
+                Err(Probe::NotReady(w)) => {
+                    note(&mut seen, ch, w);
+                    continue;
+                }
+                Err(Probe::Unknown) => {
+                    let step = ch.lock().recv();
+                    match step {
+                        RecvStep::Done(v, h) => {
+                            if let Some(h) = h {
+                                h.deliver();
+                            }
+                            Outcome::Received(v)
+                        }
+                        RecvStep::Empty => {
+                            seen = None;
+                            continue;
+                        }
+                    }
+                }
             }
         };
-        Some(Selected { index: i, outcome })
+        return Probed::Fired(Selected { index: i, outcome });
     }
+    // Double check: every ring still shows the words its case saw, so
+    // no index moved since; at the instant between the two passes every
+    // case was as found (the argument is at `note`).
+    let exact = seen.is_some_and(|seen| seen.iter().all(|&(ch, w)| ch.ring_words() == Some(w)));
+    Probed::NotReady { exact }
+}
 
-    /// Step 3a, the pass one case at a time: in `pollorder`, probe each
-    /// case without the lock (`Chan::probe_send` / `probe_recv`: an open
-    /// ring, else the channel's flags) and fire the first that completes
-    /// or finds its channel closed; skip a case found not ready; a case the
-    /// probe cannot judge (a party is queued there, so the flags say it may
-    /// be ready) runs its step under that channel's lock alone and fires if
-    /// it completes. So the case that fires is the first in `pollorder`
-    /// found ready when its turn came, each case looked at in turn (as
-    /// crossbeam's `Select` does), and a select that fires takes at most
-    /// one lock. "Nothing ready" is exact only when every case was a ring
-    /// and the double check passed; otherwise the locked pass decides it.
-    fn probe(&self, pollorder: &[usize]) -> Probed<T> {
-        // The ring words that showed each case not ready; `None` once some
-        // case was judged otherwise (no double check then).
-        let mut seen: Seen<'_, T> = Some(SmallVec::new());
-        for &i in pollorder {
-            let c = &self.cases[i];
-            let Some(ch) = c.chan() else { continue };
-            let outcome = if c.send {
-                let Some(v) = c.val.take() else {
-                    return Probed::Unknown;
-                };
-                match ch.probe_send(v) {
-                    Ok(()) => Outcome::Sent,
-                    Err((v, Probe::Closed)) => Outcome::SendClosed(v),
-                    Err((v, Probe::NotReady(w))) => {
-                        c.val.set(Some(v));
-                        note(&mut seen, ch, w);
-                        continue;
-                    }
-                    Err((v, Probe::Unknown)) => {
-                        // The guard is dropped at the end of the statement,
-                        // before the hand-off is delivered.
-                        let step = ch.lock().send(v);
-                        match step {
-                            SendStep::Done(h) => {
-                                if let Some(h) = h {
-                                    h.deliver();
-                                }
-                                Outcome::Sent
-                            }
-                            SendStep::Closed(v) => Outcome::SendClosed(v),
-                            SendStep::Full(v) => {
-                                c.val.set(Some(v));
-                                seen = None;
-                                continue;
-                            }
-                        }
-                    }
-                }
-            } else {
-                match ch.probe_recv() {
-                    Ok(v) => Outcome::Received(Some(v)),
-                    Err(Probe::Closed) => Outcome::Received(None),
-                    Err(Probe::NotReady(w)) => {
-                        note(&mut seen, ch, w);
-                        continue;
-                    }
-                    Err(Probe::Unknown) => {
-                        let step = ch.lock().recv();
-                        match step {
-                            RecvStep::Done(v, h) => {
-                                if let Some(h) = h {
-                                    h.deliver();
-                                }
-                                Outcome::Received(v)
-                            }
-                            RecvStep::Empty => {
-                                seen = None;
-                                continue;
-                            }
-                        }
-                    }
-                }
-            };
-            return Probed::Fired(Selected { index: i, outcome });
-        }
-        // Double check: every ring still shows the words its case saw, so
-        // no index moved since; at the instant between the two passes every
-        // case was as found (the argument is at `note`).
-        let exact = seen.is_some_and(|seen| seen.iter().all(|&(ch, w)| ch.ring_words() == Some(w)));
-        Probed::NotReady { exact }
-    }
-
-    /// Step 1: the non-nil cases, shuffled (Fisher-Yates).
-    fn pollorder(&self, rng: &mut fastrand::Rng) -> Order {
-        let mut order: Order = (0..self.cases.len())
-            .filter(|&i| self.cases[i].chan.is_some())
-            .collect();
+/// Step 1: the non-nil cases, shuffled (Fisher-Yates).
+fn pollorder<T, S: Cases<T>>(src: &S, rng: &mut fastrand::Rng) -> Order {
+    let n = src.count();
+    if n > PACKED {
+        let mut order: Vec<usize> = (0..n).filter(|&i| src.chan(i).is_some()).collect();
         for i in (1..order.len()).rev() {
             order.swap(i, rng.usize(..=i));
         }
-        order
+        return Order::Spilled(order);
     }
-
-    /// Steps 2-4: lock everything, fire the first ready case in `pollorder`,
-    /// else (with a waker) queue every case.
-    fn attempt(
-        &mut self,
-        pollorder: &[usize],
-        park: Option<&Waker>,
-        slot: &mut Option<&mut WaitSlot<T>>,
-    ) -> Attempt<T> {
-        let cases = &self.cases;
-        let lockorder = lockorder(cases);
-        let mut guards: SmallVec<[Locked<'_, T>; INLINE]> =
-            lockorder.iter().map(|c| c.lock()).collect();
-        let guard_of = |ch: &Chan<T>| lockorder.binary_search_by_key(&ch.id(), |c| c.id()).ok();
-
-        let mut fired = None;
-        for &i in pollorder {
-            let Some(ch) = cases[i].chan() else { continue };
-            let Some(g) = guard_of(ch) else { continue };
-            let st = &mut guards[g];
-            if cases[i].send {
-                let Some(v) = cases[i].val.take() else {
-                    continue;
-                };
-                match st.send(v) {
-                    SendStep::Done(h) => {
-                        fired = Some((i, Outcome::Sent, h));
-                        break;
-                    }
-                    SendStep::Closed(v) => {
-                        fired = Some((i, Outcome::SendClosed(v), None));
-                        break;
-                    }
-                    SendStep::Full(v) => cases[i].val.set(Some(v)),
-                }
-            } else if let RecvStep::Done(v, h) = st.recv() {
-                fired = Some((i, Outcome::Received(v), h));
-                break;
-            }
+    // The same draws on a word: byte k holds the k-th case index.
+    let (mut bits, mut len) = (0u64, 0usize);
+    for i in 0..n {
+        if src.chan(i).is_some() {
+            bits |= (i as u64) << (8 * len);
+            len += 1;
         }
-        if let Some((index, outcome, h)) = fired {
-            drop(guards);
-            if let Some(h) = h {
-                h.deliver();
-            }
-            return Attempt::Fired(Selected { index, outcome });
-        }
-        let Some(waker) = park else {
-            return Attempt::NotReady;
-        };
-        let cx = context_in(slot, waker);
-        for &i in pollorder {
-            let c = &cases[i];
-            let Some(ch) = c.chan() else { continue };
-            let Some(g) = guard_of(ch) else { continue };
-            if c.send {
-                if let Some(v) = c.val.take() {
-                    guards[g].sendq.push_back(Waiter {
-                        cx: cx.clone(),
-                        case: i,
-                        val: v,
-                    });
+    }
+    for i in (1..len).rev() {
+        let j = rng.usize(..=i);
+        let (bi, bj) = ((bits >> (8 * i)) & 0xff, (bits >> (8 * j)) & 0xff);
+        bits &= !((0xff << (8 * i)) | (0xff << (8 * j)));
+        bits |= (bi << (8 * j)) | (bj << (8 * i));
+    }
+    Order::Packed { bits, len }
+}
+
+/// Steps 2-4: lock everything, fire the first ready case in `pollorder`,
+/// else (with a waker) queue every case.
+fn attempt<T: Send, S: Cases<T>>(
+    src: &S,
+    pollorder: &Order,
+    park: Option<&Waker>,
+    slot: &mut Option<&mut WaitSlot<T>>,
+) -> Attempt<T> {
+    let lockorder = lockorder(src);
+    let mut guards: SmallVec<[Locked<'_, T>; INLINE]> =
+        lockorder.iter().map(|c| c.lock()).collect();
+    let guard_of = |ch: &Chan<T>| lockorder.binary_search_by_key(&ch.id(), |c| c.id()).ok();
+
+    let mut fired = None;
+    for i in pollorder.iter() {
+        let Some(ch) = src.chan(i) else { continue };
+        let Some(g) = guard_of(ch) else { continue };
+        let st = &mut guards[g];
+        if src.is_send(i) {
+            let Some(v) = src.take_value(i) else {
+                continue;
+            };
+            match st.send(v) {
+                SendStep::Done(h) => {
+                    fired = Some((i, Outcome::Sent, h));
+                    break;
                 }
-            } else {
-                guards[g].recvq.push_back(Waiter {
+                SendStep::Closed(v) => {
+                    fired = Some((i, Outcome::SendClosed(v), None));
+                    break;
+                }
+                SendStep::Full(v) => src.put_back(i, v),
+            }
+        } else if let RecvStep::Done(v, h) = st.recv() {
+            fired = Some((i, Outcome::Received(v), h));
+            break;
+        }
+    }
+    if let Some((index, outcome, h)) = fired {
+        drop(guards);
+        if let Some(h) = h {
+            h.deliver();
+        }
+        return Attempt::Fired(Selected { index, outcome });
+    }
+    let Some(waker) = park else {
+        return Attempt::NotReady;
+    };
+    let cx = context_in(slot, waker);
+    for i in pollorder.iter() {
+        let Some(ch) = src.chan(i) else { continue };
+        let Some(g) = guard_of(ch) else { continue };
+        if src.is_send(i) {
+            if let Some(v) = src.take_value(i) {
+                guards[g].sendq.push_back(Waiter {
                     cx: cx.clone(),
                     case: i,
-                    val: (),
+                    val: v,
+                    single: false,
                 });
             }
+        } else {
+            guards[g].recvq.push_back(Waiter {
+                cx: cx.clone(),
+                case: i,
+                val: (),
+                single: false,
+            });
         }
-        Attempt::Parked(cx)
+    }
+    Attempt::Parked(cx)
+}
+
+/// A select's run: its poll order and, while parked, its context. The
+/// futures below pair it with their cases.
+struct Run<T> {
+    pollorder: Order,
+    /// Set while parked.
+    cx: Option<Arc<Context<T>>>,
+    done: bool,
+}
+
+impl<T: Send> Run<T> {
+    fn new<S: Cases<T>>(src: &S, rng: &mut fastrand::Rng) -> Self {
+        Run {
+            pollorder: pollorder(src, rng),
+            cx: None,
+            done: false,
+        }
+    }
+
+    fn poll<S: Cases<T>>(
+        &mut self,
+        src: &S,
+        slot: &mut Option<&mut WaitSlot<T>>,
+        tcx: &mut TaskContext<'_>,
+    ) -> Poll<Selected<T>> {
+        if let Some(cx) = &self.cx {
+            let Some((index, outcome)) = cx.poll_outcome(tcx.waker()) else {
+                return Poll::Pending;
+            };
+            if let Some(cx) = self.cx.take() {
+                // With one non-nil case, whoever chose it popped its entry.
+                if self.pollorder.len() > 1 {
+                    dequeue_all(src, &cx, Some(index));
+                }
+                keep_in(slot, cx);
+            }
+            self.done = true;
+            return Poll::Ready(Selected { index, outcome });
+        }
+        if self.done {
+            return Poll::Pending;
+        }
+        if let Probed::Fired(s) = probe(src, &self.pollorder) {
+            self.done = true;
+            return Poll::Ready(s);
+        }
+        match attempt(src, &self.pollorder, Some(tcx.waker()), slot) {
+            Attempt::Fired(s) => {
+                self.done = true;
+                Poll::Ready(s)
+            }
+            Attempt::Parked(cx) => {
+                self.cx = Some(cx);
+                Poll::Pending
+            }
+            Attempt::NotReady => Poll::Pending,
+        }
+    }
+
+    /// The future is dropped: withdraw (or, if a case was chosen meanwhile,
+    /// drop its outcome); either way no entry may stay behind.
+    fn cancel<S: Cases<T>>(&mut self, src: &S, slot: &mut Option<&mut WaitSlot<T>>) {
+        if let Some(cx) = self.cx.take() {
+            cx.try_abort();
+            dequeue_all(src, &cx, None);
+            keep_in(slot, cx);
+        }
     }
 }
 
@@ -496,10 +671,7 @@ impl<'a, T: Send> Select<'a, T> {
 #[must_use = "futures do nothing unless polled"]
 pub struct SelectFut<'a, T> {
     sel: Select<'a, T>,
-    pollorder: Order,
-    /// Set while parked.
-    cx: Option<Arc<Context<T>>>,
-    done: bool,
+    run: Run<T>,
     /// Where the context comes from and goes back to (`select_in`).
     slot: Option<&'a mut WaitSlot<T>>,
 }
@@ -511,59 +683,62 @@ impl<T: Send> Future for SelectFut<'_, T> {
 
     fn poll(mut self: Pin<&mut Self>, tcx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        if let Some(cx) = &this.cx {
-            let Some((index, outcome)) = cx.poll_outcome(tcx.waker()) else {
-                return Poll::Pending;
-            };
-            if let Some(cx) = this.cx.take() {
-                // With one non-nil case, whoever chose it popped its entry.
-                if this.pollorder.len() > 1 {
-                    dequeue_all(&this.sel.cases, &cx, Some(index));
-                }
-                keep_in(&mut this.slot, cx);
-            }
-            this.done = true;
-            return Poll::Ready(Selected { index, outcome });
-        }
-        if this.done {
-            return Poll::Pending;
-        }
-        if let Probed::Fired(s) = this.sel.probe(&this.pollorder) {
-            this.done = true;
-            return Poll::Ready(s);
-        }
-        match this
-            .sel
-            .attempt(&this.pollorder, Some(tcx.waker()), &mut this.slot)
-        {
-            Attempt::Fired(s) => {
-                this.done = true;
-                Poll::Ready(s)
-            }
-            Attempt::Parked(cx) => {
-                this.cx = Some(cx);
-                Poll::Pending
-            }
-            Attempt::NotReady => Poll::Pending,
-        }
+        this.run.poll(&this.sel, &mut this.slot, tcx)
     }
 }
 
 impl<T: Send> Parkable for SelectFut<'_, T> {
     fn ready_hint(&self) -> bool {
-        hint(&self.cx)
+        hint(&self.run.cx)
     }
 }
 
 impl<T> Drop for SelectFut<'_, T> {
     fn drop(&mut self) {
-        if let Some(cx) = self.cx.take() {
-            // Withdraw (or, if a case was chosen meanwhile, drop its outcome);
-            // either way no entry may stay behind.
+        if let Some(cx) = self.run.cx.take() {
             cx.try_abort();
-            dequeue_all(&self.sel.cases, &cx, None);
+            dequeue_all(&self.sel, &cx, None);
             keep_in(&mut self.slot, cx);
         }
+    }
+}
+
+/// A select over cases kept elsewhere ([`select_on`]).
+#[must_use = "futures do nothing unless polled"]
+pub(crate) struct SelectOn<'s, T: Send, S: Cases<T>> {
+    src: &'s S,
+    run: Run<T>,
+    slot: Option<&'s mut WaitSlot<T>>,
+}
+
+/// `select` without `default` over `src`, parking (if it must) with the
+/// context kept in `slot`.
+pub(crate) fn select_on<'s, T: Send, S: Cases<T>>(
+    src: &'s S,
+    rng: &mut fastrand::Rng,
+    slot: &'s mut WaitSlot<T>,
+) -> SelectOn<'s, T, S> {
+    SelectOn {
+        src,
+        run: Run::new(src, rng),
+        slot: Some(slot),
+    }
+}
+
+impl<T: Send, S: Cases<T>> Unpin for SelectOn<'_, T, S> {}
+
+impl<T: Send, S: Cases<T>> Future for SelectOn<'_, T, S> {
+    type Output = Selected<T>;
+
+    fn poll(mut self: Pin<&mut Self>, tcx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        this.run.poll(this.src, &mut this.slot, tcx)
+    }
+}
+
+impl<T: Send, S: Cases<T>> Drop for SelectOn<'_, T, S> {
+    fn drop(&mut self) {
+        self.run.cancel(self.src, &mut self.slot);
     }
 }
 
@@ -589,24 +764,17 @@ fn note<'a, T>(seen: &mut Seen<'a, T>, ch: &'a Chan<T>, w: Option<Words>) {
 /// Step 5: removes every entry of `cx` from every channel of the select.
 /// `fired`: the case a partner chose; its entry was popped by that partner,
 /// so its channel is skipped unless another case names it too.
-fn dequeue_all<T>(cases: &[Case<'_, T>], cx: &Arc<Context<T>>, fired: Option<usize>) {
-    let skip = fired.and_then(|i| cases.get(i)?.chan()).filter(|f| {
-        cases
-            .iter()
-            .filter(|c| c.chan().is_some_and(|ch| ch == *f))
-            .count()
-            == 1
-    });
-    for (i, c) in cases.iter().enumerate() {
-        let Some(ch) = c.chan() else { continue };
-        if skip.is_some_and(|f| f == ch) {
+fn dequeue_all<T, S: Cases<T>>(src: &S, cx: &Arc<Context<T>>, fired: Option<usize>) {
+    let n = src.count();
+    let named_once = |ch: &Chan<T>| (0..n).filter(|&j| src.chan(j) == Some(ch)).count() == 1;
+    let skip = fired.and_then(|i| src.chan(i)).filter(|f| named_once(f));
+    for i in 0..n {
+        let Some(ch) = src.chan(i) else { continue };
+        if skip == Some(ch) {
             continue;
         }
         // The first case naming `ch` removes every entry there.
-        if cases[..i]
-            .iter()
-            .any(|d| d.chan().is_some_and(|dc| dc == ch))
-        {
+        if (0..i).any(|j| src.chan(j) == Some(ch)) {
             continue;
         }
         ch.lock().remove(cx);
@@ -614,9 +782,13 @@ fn dequeue_all<T>(cases: &[Case<'_, T>], cx: &Arc<Context<T>>, fired: Option<usi
 }
 
 /// Step 2: the distinct channels, sorted by id.
-fn lockorder<'c, T>(cases: &'c [Case<'_, T>]) -> SmallVec<[&'c Chan<T>; INLINE]> {
-    let mut order: SmallVec<[&'c Chan<T>; INLINE]> =
-        cases.iter().filter_map(|c| c.chan()).collect();
+fn lockorder<T, S: Cases<T>>(src: &S) -> SmallVec<[&Chan<T>; INLINE]> {
+    let mut order: SmallVec<[&Chan<T>; INLINE]> = SmallVec::new();
+    for i in 0..src.count() {
+        if let Some(ch) = src.chan(i) {
+            order.push(ch);
+        }
+    }
     order.sort_unstable_by_key(|c| c.id());
     order.dedup_by_key(|c| c.id());
     order

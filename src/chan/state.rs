@@ -67,7 +67,7 @@ pub(crate) enum RecvStep<T> {
 #[inline]
 fn pop_live<T, V>(q: &mut VecDeque<Waiter<T, V>>) -> Option<Waiter<T, V>> {
     while let Some(w) = q.pop_front() {
-        if w.cx.try_select(w.case) {
+        if w.choose() {
             return Some(w);
         }
     }

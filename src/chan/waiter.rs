@@ -144,6 +144,32 @@ impl<T> Context<T> {
             .is_ok()
     }
 
+    /// `try_select` for a party waiting on one channel only (a send or a
+    /// receive, not a select), called under that channel's lock: every
+    /// change of such a party's `state` (a partner's choice, `close`, the
+    /// owner's `abort_locked`) is made under that one lock, so a load and a
+    /// store do what the compare-and-swap does, one atomic read-modify-write
+    /// fewer per hand-off (Go's `chanrecv` has no such step either: only a
+    /// select's `sudog` is claimed with a CAS, `selectDone`).
+    #[inline]
+    pub(crate) fn select_locked(&self, case: usize) -> bool {
+        if self.state.load(Ordering::Relaxed) != WAITING {
+            return false;
+        }
+        self.state.store(case + SELECTED_BASE, Ordering::Relaxed);
+        true
+    }
+
+    /// `try_abort` for a party waiting on one channel, under its lock
+    /// (see `select_locked`).
+    pub(crate) fn abort_locked(&self) -> bool {
+        if self.state.load(Ordering::Relaxed) != WAITING {
+            return false;
+        }
+        self.state.store(ABORTED, Ordering::Relaxed);
+        true
+    }
+
     /// The owner gives up; true if no case had been chosen.
     pub(crate) fn try_abort(&self) -> bool {
         self.state
@@ -285,6 +311,21 @@ pub(crate) struct Waiter<T, V> {
     pub(crate) cx: Arc<Context<T>>,
     pub(crate) case: usize,
     pub(crate) val: V,
+    /// The party waits on this channel only (a send or receive, not a
+    /// select): it is chosen with `select_locked`.
+    pub(crate) single: bool,
+}
+
+impl<T, V> Waiter<T, V> {
+    /// Chooses this entry's party for its case (under the channel lock).
+    #[inline]
+    pub(crate) fn choose(&self) -> bool {
+        if self.single {
+            self.cx.select_locked(self.case)
+        } else {
+            self.cx.try_select(self.case)
+        }
+    }
 }
 
 /// Wakes a parked thread: the waker behind every `_blocking` operation.

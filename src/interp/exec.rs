@@ -17,7 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::chan::{Chan, Outcome, Select, TryRecvError, TrySendError};
+use crate::chan::{try_select_on, Cases, Chan, Outcome, TryRecvError, TrySendError};
 use crate::runtime::{self, TaskEnd};
 use crate::tensor::Tensor;
 
@@ -80,21 +80,55 @@ fn chan_ref(v: &Value) -> Result<Option<&Chan<Value>>, Fail> {
     }
 }
 
-/// The select of `cases` over the frame `fs`, naming its channels by
-/// reference; the send values are copied.
-pub(super) fn build_select<'s>(
-    cases: &[SelCase],
+/// A `select` instruction's cases over the frame `fs`: the select reads
+/// the channels and send values where they are (no case list is built).
+pub(super) struct FrameCases<'s> {
+    cases: &'s [SelCase],
     fs: &'s [Value],
-) -> Result<Select<'s, Value>, Fail> {
-    let mut sel = Select::new();
-    for c in cases {
-        let ch = chan_ref(&fs[c.chan as usize])?;
-        match (c.send, c.value) {
-            (true, Some(v)) => sel.send_ref(ch, fs[v as usize].clone()),
-            _ => sel.recv_ref(ch),
-        };
+}
+
+impl<'s> FrameCases<'s> {
+    /// Checks that every case names a channel (or nil).
+    pub(super) fn new(cases: &'s [SelCase], fs: &'s [Value]) -> Result<Self, Fail> {
+        for c in cases {
+            if let Some(v) = fs.get(c.chan as usize) {
+                chan_ref(v)?;
+            }
+        }
+        Ok(FrameCases { cases, fs })
     }
-    Ok(sel)
+}
+
+impl Cases<Value> for FrameCases<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.cases.len()
+    }
+    #[inline]
+    fn chan(&self, i: usize) -> Option<&Chan<Value>> {
+        match self.fs.get(self.cases.get(i)?.chan as usize)? {
+            Value::Chan(c) => c.ch.as_ref(),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn is_send(&self, i: usize) -> bool {
+        self.cases
+            .get(i)
+            .is_some_and(|c| c.send && c.value.is_some())
+    }
+    #[inline]
+    fn take_value(&self, i: usize) -> Option<Value> {
+        let c = self.cases.get(i)?;
+        if !c.send {
+            return None;
+        }
+        self.fs.get(c.value? as usize).map(dup)
+    }
+    #[inline]
+    fn put_back(&self, _: usize, _: Value) {
+        // The frame still holds the value: the taken copy is dropped.
+    }
 }
 
 /// A task's interpreter state: everything `step` needs between awaits.
@@ -370,7 +404,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 }));
             }
             Instr::Send { ch, v } => {
-                let val = s!(*v).clone();
+                let val = dup(&s!(*v));
                 match tri!(chan_ref(&s!(*ch))) {
                     None => break 'run Wait::Nil { at },
                     Some(c) => match c.try_send(val) {
@@ -422,12 +456,11 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             } => {
                 // The attempt borrows the channels from the frame (no
                 // reference counts).
-                let mut sel = tri!(build_select(cases, fs));
-                let first = sel.try_select(rng);
+                let src = tri!(FrameCases::new(cases, fs));
+                let first = try_select_on(&src, rng);
                 let mut pending = None;
                 match first {
                     Some(chosen) => {
-                        drop(sel);
                         let Some(case) = cases.get(chosen.index) else {
                             break 'run fail(f, at, "select: bad case index".into());
                         };

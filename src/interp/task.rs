@@ -14,13 +14,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
-use crate::chan::{Chan, Outcome, Selected, WaitSlot};
+use crate::chan::{select_on, Chan, Outcome, Selected, WaitSlot};
 use crate::runtime::{self, TaskEnd, WaitKind};
 use crate::tensor::Tensor;
 
 use super::code::{Func, FuncId, Instr, Program, Slot};
 use super::exec::{
-    build_select, case_end, in_flight, loc_of, mix, step, Shared, TaskState, Wait, BUDGET,
+    case_end, in_flight, loc_of, mix, step, FrameCases, Shared, TaskState, Wait, BUDGET,
 };
 use super::ops::Fail;
 use super::tensor_ops;
@@ -98,12 +98,12 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                     return st.fail(prog, at, "select: lost its instruction".into());
                 };
                 let fs = st.stack.get(st.base..).unwrap_or_default();
-                let sel = match build_select(cases, fs) {
-                    Ok(sel) => sel,
+                let src = match FrameCases::new(cases, fs) {
+                    Ok(src) => src,
                     Err(m) => return st.fail(prog, at, m),
                 };
                 let chosen = {
-                    let mut fut = sel.select_in(&mut st.rng, &mut slot);
+                    let mut fut = select_on(&src, &mut st.rng, &mut slot);
                     // The wait is recorded only if the select parks.
                     match poll_once(&mut fut).await {
                         Poll::Ready(chosen) => chosen,
