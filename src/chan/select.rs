@@ -655,7 +655,9 @@ impl<T: Send> Run<T> {
             Attempt::NotReady => Poll::Pending,
         }
     }
+}
 
+impl<T> Run<T> {
     /// The future is dropped: withdraw (or, if a case was chosen meanwhile,
     /// drop its outcome); either way no entry may stay behind.
     fn cancel<S: Cases<T>>(&mut self, src: &S, slot: &mut Option<&mut WaitSlot<T>>) {
@@ -695,11 +697,7 @@ impl<T: Send> Parkable for SelectFut<'_, T> {
 
 impl<T> Drop for SelectFut<'_, T> {
     fn drop(&mut self) {
-        if let Some(cx) = self.run.cx.take() {
-            cx.try_abort();
-            dequeue_all(&self.sel, &cx, None);
-            keep_in(&mut self.slot, cx);
-        }
+        self.run.cancel(&self.sel, &mut self.slot);
     }
 }
 
