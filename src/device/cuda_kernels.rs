@@ -100,40 +100,30 @@ extern "C" __global__ void weft_transpose(const float* a, float* out, unsigned i
 
 /* Block-wide reductions over WEFT_THREADS threads; every thread gets the
    result. `sh` holds WEFT_THREADS values; the block must call these together. */
-__device__ float weft_block_max(float v, float* sh) {
+struct WeftMax {
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct WeftAdd {
+    template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+template <typename T, typename Op>
+__device__ T weft_block_reduce(T v, T* sh, Op op) {
     sh[threadIdx.x] = v;
     __syncthreads();
     for (unsigned int s = WEFT_THREADS / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) sh[threadIdx.x] = fmaxf(sh[threadIdx.x], sh[threadIdx.x + s]);
+        if (threadIdx.x < s) sh[threadIdx.x] = op(sh[threadIdx.x], sh[threadIdx.x + s]);
         __syncthreads();
     }
-    float r = sh[0];
+    T r = sh[0];
     __syncthreads();
     return r;
 }
 
-__device__ float weft_block_sum(float v, float* sh) {
-    sh[threadIdx.x] = v;
-    __syncthreads();
-    for (unsigned int s = WEFT_THREADS / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-        __syncthreads();
-    }
-    float r = sh[0];
-    __syncthreads();
-    return r;
-}
-
+__device__ float weft_block_max(float v, float* sh) { return weft_block_reduce(v, sh, WeftMax()); }
+__device__ float weft_block_sum(float v, float* sh) { return weft_block_reduce(v, sh, WeftAdd()); }
 __device__ double weft_block_sum_f64(double v, double* sh) {
-    sh[threadIdx.x] = v;
-    __syncthreads();
-    for (unsigned int s = WEFT_THREADS / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-        __syncthreads();
-    }
-    double r = sh[0];
-    __syncthreads();
-    return r;
+    return weft_block_reduce(v, sh, WeftAdd());
 }
 
 /* Row-wise softmax, one block per row (grid-stride over rows): the row's

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::cuda_kernels::{alloc_out, config, len_u32, KernelResult, Kernels};
 
@@ -35,8 +35,7 @@ impl Kernels {
         rows: usize,
         cols: usize,
     ) -> KernelResult<CudaSlice<f32>> {
-        let (r, c) = (len_u32(rows)?, len_u32(cols)?);
-        len_u32(rows * cols)?;
+        let (r, c) = dims(rows, cols)?;
         let mut out = alloc_out::<f32>(s, rows * cols)?;
         if rows == 0 || cols == 0 {
             return Ok(out);
@@ -67,8 +66,7 @@ impl Kernels {
         rows: usize,
         cols: usize,
     ) -> KernelResult<CudaSlice<f32>> {
-        let (r, c) = (len_u32(rows)?, len_u32(cols)?);
-        len_u32(rows * cols)?;
+        let (r, c) = dims(rows, cols)?;
         let mut out = alloc_out::<f32>(s, rows * cols)?;
         if rows == 0 || cols == 0 {
             return Ok(out);
@@ -102,12 +100,7 @@ impl Kernels {
         // SAFETY: arguments match weft_sum_final(const double*, double*,
         // uint); `partial` holds nblocks values and one block writes out[0].
         unsafe { l.launch(blocks(1)) }.map_err(err)?;
-        let host = s.clone_dtoh(&out).map_err(err)?;
-        s.record_event(None)
-            .map_err(err)?
-            .synchronize()
-            .map_err(err)?;
-        Ok(host[0])
+        Ok(download(s, &out)?[0])
     }
 
     /// The `[cols]` column sums of `a [rows, cols]`.
@@ -118,8 +111,7 @@ impl Kernels {
         rows: usize,
         cols: usize,
     ) -> KernelResult<CudaSlice<f32>> {
-        let (r, c) = (len_u32(rows)?, len_u32(cols)?);
-        len_u32(rows * cols)?;
+        let (r, c) = dims(rows, cols)?;
         let mut out = alloc_out::<f32>(s, cols)?;
         if cols == 0 {
             return Ok(out);
@@ -141,8 +133,7 @@ impl Kernels {
         rows: usize,
         cols: usize,
     ) -> KernelResult<Vec<i64>> {
-        let (r, c) = (len_u32(rows)?, len_u32(cols)?);
-        len_u32(rows * cols)?;
+        let (r, c) = dims(rows, cols)?;
         if rows == 0 {
             return Ok(Vec::new());
         }
@@ -155,12 +146,7 @@ impl Kernels {
         // SAFETY: arguments match weft_argmax_rows(const float*, uint*, uint,
         // uint); `a` holds rows * cols values with cols > 0, `out` rows.
         unsafe { l.launch(config(r)) }.map_err(err)?;
-        let host = s.clone_dtoh(&out).map_err(err)?;
-        s.record_event(None)
-            .map_err(err)?
-            .synchronize()
-            .map_err(err)?;
-        Ok(host.into_iter().map(i64::from).collect())
+        Ok(download(s, &out)?.into_iter().map(i64::from).collect())
     }
 
     /// `[rows, n]` one-hot rows. `labels` is already on the device and
@@ -172,8 +158,7 @@ impl Kernels {
         rows: usize,
         n: usize,
     ) -> KernelResult<CudaSlice<f32>> {
-        let (r, c) = (len_u32(rows)?, len_u32(n)?);
-        len_u32(rows * n)?;
+        let (r, c) = dims(rows, n)?;
         let mut out = alloc_out::<f32>(s, rows * n)?;
         if rows == 0 || n == 0 {
             return Ok(out);
@@ -186,6 +171,27 @@ impl Kernels {
         unsafe { l.launch(config(r)) }.map_err(err)?;
         Ok(out)
     }
+}
+
+/// `(rows, cols)` as kernel arguments; fails when either, or the element
+/// count `rows * cols`, exceeds a kernel's `u32` index range.
+fn dims(rows: usize, cols: usize) -> KernelResult<(u32, u32)> {
+    let elems = rows
+        .checked_mul(cols)
+        .ok_or_else(|| format!("{rows} x {cols} elements exceed a kernel's index range"))?;
+    len_u32(elems)?;
+    Ok((len_u32(rows)?, len_u32(cols)?))
+}
+
+/// Copies a small result back on stream `s` and waits for that copy only
+/// (an event recorded after it), not for later work on the stream.
+fn download<T: DeviceRepr>(s: &Arc<CudaStream>, out: &CudaSlice<T>) -> KernelResult<Vec<T>> {
+    let host = s.clone_dtoh(out).map_err(err)?;
+    s.record_event(None)
+        .map_err(err)?
+        .synchronize()
+        .map_err(err)?;
+    Ok(host)
 }
 
 /// `n` blocks (at most the grid limit) of `THREADS` threads, for the
