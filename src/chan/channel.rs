@@ -573,17 +573,22 @@ impl<T: Send> Parkable for SendFut<'_, T> {
 impl<T> Drop for SendFut<'_, T> {
     fn drop(&mut self) {
         if let Some(cx) = self.cx.take() {
-            // Not chosen yet: withdraw. Chosen: the partner popped the entry.
-            // Under the lock: the party waits on this channel only (see
-            // `Context::select_locked`).
-            let mut st = self.chan.lock();
-            if cx.abort_locked() {
-                st.remove(&cx);
-            }
-            drop(st);
-            keep_in(&mut self.slot, cx);
+            withdraw(self.chan, cx, &mut self.slot);
         }
     }
+}
+
+/// A send or receive future dropped while queued: not chosen yet, it
+/// withdraws its entry; chosen, the partner popped the entry (the outcome
+/// goes when the context is dropped or reused). Done under the lock:
+/// the party waits on this channel only (see `Context::select_locked`).
+fn withdraw<T>(chan: &Chan<T>, cx: Arc<Context<T>>, slot: &mut Option<&mut WaitSlot<T>>) {
+    let mut st = chan.lock();
+    if cx.abort_locked() {
+        st.remove(&cx);
+    }
+    drop(st);
+    keep_in(slot, cx);
 }
 
 /// The future of [`Chan::recv`].
@@ -658,12 +663,7 @@ impl<T: Send> Parkable for RecvFut<'_, T> {
 impl<T> Drop for RecvFut<'_, T> {
     fn drop(&mut self) {
         if let Some(cx) = self.cx.take() {
-            let mut st = self.chan.lock();
-            if cx.abort_locked() {
-                st.remove(&cx);
-            }
-            drop(st);
-            keep_in(&mut self.slot, cx);
+            withdraw(self.chan, cx, &mut self.slot);
         }
     }
 }

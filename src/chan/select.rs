@@ -279,28 +279,6 @@ impl<'a, T: Send> Select<'a, T> {
         self.push_send(ch.map(ChanRef::Borrowed), v)
     }
 
-    /// The same select owning every channel (a borrowed case takes a handle
-    /// of its own), so that it can outlive the borrow: after a `try_select`
-    /// that found nothing ready, the cases (send values included) are as
-    /// they were added.
-    pub fn into_owned(self) -> Select<'static, T> {
-        let cases = self
-            .cases
-            .into_iter()
-            .map(|c| Case {
-                chan: c.chan.map(|r| {
-                    ChanRef::Owned(match r {
-                        ChanRef::Owned(ch) => ch,
-                        ChanRef::Borrowed(ch) => ch.clone(),
-                    })
-                }),
-                send: c.send,
-                val: c.val,
-            })
-            .collect();
-        Select { cases }
-    }
-
     /// Number of cases added.
     pub fn len(&self) -> usize {
         self.cases.len()
@@ -766,6 +744,15 @@ fn dequeue_all<T, S: Cases<T>>(src: &S, cx: &Arc<Context<T>>, fired: Option<usiz
     let n = src.count();
     let named_once = |ch: &Chan<T>| (0..n).filter(|&j| src.chan(j) == Some(ch)).count() == 1;
     let skip = fired.and_then(|i| src.chan(i)).filter(|f| named_once(f));
+    if n > PACKED {
+        // Many cases: the sorted distinct channels (no quadratic scan).
+        for ch in lockorder(src) {
+            if skip != Some(ch) {
+                ch.lock().remove(cx);
+            }
+        }
+        return;
+    }
     for i in 0..n {
         let Some(ch) = src.chan(i) else { continue };
         if skip == Some(ch) {
