@@ -7,7 +7,8 @@
 //! dropped while a sender races it, the lock-free `try_recv` fast path
 //! racing a send and a close (buffered and unbuffered), and the lock-free
 //! ring of buffered channels racing a parking select, a close, a parked
-//! sender, and another receiver; a task's `WaitSlot` reused across waits.
+//! sender, and another receiver; a task's `WaitSlot` reused across waits;
+//! a receive and a select polled with a new waker while a sender delivers.
 #![cfg(loom)]
 
 use std::future::Future;
@@ -396,5 +397,61 @@ fn wait_slot_reused_after_a_dropped_wait() {
         assert_eq!(second, Some(4));
         t.join().unwrap().unwrap();
         assert_eq!(c.queued(), (0, 0));
+    });
+}
+
+/// Polls `f` once with a waker that does nothing, then drives it with
+/// `block_on`: the second poll brings a new waker, which the future must
+/// store (under the channel locks) so that a delivery racing it still
+/// wakes this thread.
+fn poll_then_block_on<F: Future + Unpin>(mut f: F) -> F::Output {
+    if let std::task::Poll::Ready(v) =
+        Pin::new(&mut f).poll(&mut Context::from_waker(Waker::noop()))
+    {
+        return v;
+    }
+    block_on(f)
+}
+
+#[test]
+fn receive_polled_with_a_new_waker_while_a_sender_delivers() {
+    // The sender's delivery (under the channel lock) races the receiver
+    // replacing its waker (under the same lock): either the new waker is
+    // woken, or the receiver finds the outcome after replacing it. A lost
+    // wake-up would leave the receiver parked for ever (loom reports it).
+    model(|| {
+        let c = Chan::<i32>::new(0);
+        let s = {
+            let c = c.clone();
+            thread::spawn(move || c.send_blocking(7))
+        };
+        let mut slot = WaitSlot::new();
+        assert_eq!(poll_then_block_on(c.recv_in(&mut slot)), Some(7));
+        s.join().unwrap().unwrap();
+        assert_eq!(c.queued(), (0, 0));
+    });
+}
+
+#[test]
+fn select_polled_with_a_new_waker_while_a_sender_delivers() {
+    // As above for a select: the new waker is stored under both channels'
+    // locks; the select's stale entry on the other channel is removed.
+    model(|| {
+        let a = Chan::<i32>::new(0);
+        let b = Chan::<i32>::new(0);
+        let s = {
+            let b = b.clone();
+            thread::spawn(move || b.send_blocking(8))
+        };
+        let mut sel = Select::new();
+        sel.recv_ref(Some(&a));
+        let ib = sel.recv_ref(Some(&b));
+        let mut rng = fastrand::Rng::with_seed(1);
+        let got = poll_then_block_on(sel.select(&mut rng));
+        assert_eq!(got.index, ib);
+        assert_eq!(got.outcome, Outcome::Received(Some(8)));
+        s.join().unwrap().unwrap();
+        assert_eq!(a.queued(), (0, 0));
+        assert_eq!(b.queued(), (0, 0));
     });
 }

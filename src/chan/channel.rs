@@ -37,8 +37,11 @@ use super::state::{Buf, RecvStep, SendStep, State};
 use std::ops::{Deref, DerefMut};
 
 use super::sync::{Arc, AtomicUsize, Backoff, Mutex, MutexGuard, Ordering};
-use super::waiter::{block_on, context_in, hint, keep_in, Context, Parkable, WaitSlot, Waiter};
+use super::waiter::{
+    block_on, context_in, hint, keep_in, Check, Owned, Parkable, WaitSlot, Waiter,
+};
 use super::{CloseError, Outcome, SendError, TryRecvError, TrySendError};
+use std::task::Waker;
 
 /// A channel: a reference to a shared queue with Go's semantics.
 /// `Clone` gives another reference to the same channel.
@@ -507,7 +510,7 @@ pub struct SendFut<'a, T> {
     /// The value, until it is sent or queued.
     val: Option<T>,
     /// Set while queued in `sendq`.
-    cx: Option<Arc<Context<T>>>,
+    cx: Option<Owned<T>>,
     /// Where the context comes from and goes back to (`send_in`).
     slot: Option<&'a mut WaitSlot<T>>,
 }
@@ -518,11 +521,11 @@ impl<T: Send> Future for SendFut<'_, T> {
     type Output = Result<(), SendError<T>>;
 
     fn poll(mut self: Pin<&mut Self>, tcx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        if let Some(cx) = &self.cx {
-            return match cx.poll_outcome(tcx.waker()) {
+        let this = &mut *self;
+        if let Some(cx) = &mut this.cx {
+            return match poll_queued(this.chan, cx, tcx.waker()) {
                 None => Poll::Pending,
-                Some((_, outcome)) => {
-                    let this = &mut *self;
+                Some(outcome) => {
                     if let Some(cx) = this.cx.take() {
                         keep_in(&mut this.slot, cx);
                     }
@@ -551,7 +554,7 @@ impl<T: Send> Future for SendFut<'_, T> {
             SendStep::Full(v) => {
                 let cx = context_in(&mut self.slot, tcx.waker());
                 st.sendq.push_back(Waiter {
-                    cx: cx.clone(),
+                    cx: cx.entry(),
                     case: 0,
                     val: v,
                     single: true,
@@ -579,16 +582,38 @@ impl<T> Drop for SendFut<'_, T> {
 }
 
 /// A send or receive future dropped while queued: not chosen yet, it
-/// withdraws its entry; chosen, the partner popped the entry (the outcome
-/// goes when the context is dropped or reused). Done under the lock:
-/// the party waits on this channel only (see `Context::select_locked`).
-fn withdraw<T>(chan: &Chan<T>, cx: Arc<Context<T>>, slot: &mut Option<&mut WaitSlot<T>>) {
+/// withdraws its entry; chosen, the partner popped the entry and delivered
+/// under the lock (the outcome is dropped here). Done under the lock:
+/// the party waits on this channel only (`waiter.rs`, invariant 1).
+fn withdraw<T>(chan: &Chan<T>, mut cx: Owned<T>, slot: &mut Option<&mut WaitSlot<T>>) {
     let mut st = chan.lock();
     if cx.abort_locked() {
         st.remove(&cx);
     }
     drop(st);
+    // Chosen: the winner delivered under the lock just taken; a received
+    // value goes with the future.
+    drop(cx.take_outcome());
     keep_in(slot, cx);
+}
+
+/// The poll of a send or receive queued on `chan`: its outcome once
+/// delivered. A poll with a new waker stores it under the channel lock
+/// (`waiter.rs`, invariant 4).
+#[inline]
+fn poll_queued<T>(chan: &Chan<T>, cx: &mut Owned<T>, waker: &Waker) -> Option<Outcome<T>> {
+    match cx.check(waker) {
+        Check::Done(_, outcome) => Some(outcome),
+        Check::Waiting => None,
+        Check::NewWaker => {
+            let st = chan.lock();
+            // SAFETY: the party's one entry is (or was) in this channel's
+            // queue, whose lock is held.
+            unsafe { cx.set_waker(waker) };
+            drop(st);
+            cx.take_outcome().map(|(_, outcome)| outcome)
+        }
+    }
 }
 
 /// The future of [`Chan::recv`].
@@ -596,7 +621,7 @@ fn withdraw<T>(chan: &Chan<T>, cx: Arc<Context<T>>, slot: &mut Option<&mut WaitS
 pub struct RecvFut<'a, T> {
     chan: &'a Chan<T>,
     /// Set while queued in `recvq`.
-    cx: Option<Arc<Context<T>>>,
+    cx: Option<Owned<T>>,
     done: bool,
     /// Where the context comes from and goes back to (`recv_in`).
     slot: Option<&'a mut WaitSlot<T>>,
@@ -608,11 +633,11 @@ impl<T: Send> Future for RecvFut<'_, T> {
     type Output = Option<T>;
 
     fn poll(mut self: Pin<&mut Self>, tcx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        if let Some(cx) = &self.cx {
-            return match cx.poll_outcome(tcx.waker()) {
+        let this = &mut *self;
+        if let Some(cx) = &mut this.cx {
+            return match poll_queued(this.chan, cx, tcx.waker()) {
                 None => Poll::Pending,
-                Some((_, outcome)) => {
-                    let this = &mut *self;
+                Some(outcome) => {
                     if let Some(cx) = this.cx.take() {
                         keep_in(&mut this.slot, cx);
                     }
@@ -641,7 +666,7 @@ impl<T: Send> Future for RecvFut<'_, T> {
             RecvStep::Empty => {
                 let cx = context_in(&mut self.slot, tcx.waker());
                 st.recvq.push_back(Waiter {
-                    cx: cx.clone(),
+                    cx: cx.entry(),
                     case: 0,
                     val: (),
                     single: true,

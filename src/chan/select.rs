@@ -39,9 +39,10 @@
 //!    while still holding every lock (so no partner can see half of them,
 //!    and the select cannot match itself), then unlocks and parks.
 //! 5. A partner or `close` wins the context's CAS for one case and delivers
-//!    that case's outcome (`waiter.rs`). The woken select locks each of its
-//!    channels in turn and removes its remaining (now stale) entries, so a
-//!    finished or dropped select leaves nothing in any queue.
+//!    that case's outcome under that channel's lock (`waiter.rs`). The
+//!    woken select locks each of its other channels in turn and removes its
+//!    remaining (now stale) entries, so a finished or dropped select leaves
+//!    nothing in any queue, and only then reuses or frees its context.
 //!
 //! A select with no cases, or only nil cases, never fires.
 //!
@@ -66,8 +67,10 @@ use smallvec::SmallVec;
 use super::channel::{Locked, Probe};
 use super::ring::Words;
 use super::state::{RecvStep, SendStep};
-use super::sync::{Arc, Backoff};
-use super::waiter::{block_on, context_in, hint, keep_in, Context, Parkable, WaitSlot, Waiter};
+use super::sync::Backoff;
+use super::waiter::{
+    block_on, context_in, hint, keep_in, Check, Owned, Parkable, WaitSlot, Waiter,
+};
 use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 
 /// The cases of a select, wherever they are kept: case `i` (below
@@ -217,7 +220,7 @@ enum Probed<T> {
 
 enum Attempt<T> {
     Fired(Selected<T>),
-    Parked(Arc<Context<T>>),
+    Parked(Owned<T>),
     NotReady,
 }
 
@@ -558,7 +561,7 @@ fn attempt<T: Send, S: Cases<T>>(
         if src.is_send(i) {
             if let Some(v) = src.take_value(i) {
                 guards[g].sendq.push_back(Waiter {
-                    cx: cx.clone(),
+                    cx: cx.entry(),
                     case: i,
                     val: v,
                     single: false,
@@ -566,7 +569,7 @@ fn attempt<T: Send, S: Cases<T>>(
             }
         } else {
             guards[g].recvq.push_back(Waiter {
-                cx: cx.clone(),
+                cx: cx.entry(),
                 case: i,
                 val: (),
                 single: false,
@@ -581,7 +584,7 @@ fn attempt<T: Send, S: Cases<T>>(
 struct Run<T> {
     pollorder: Order,
     /// Set while parked.
-    cx: Option<Arc<Context<T>>>,
+    cx: Option<Owned<T>>,
     done: bool,
 }
 
@@ -600,9 +603,23 @@ impl<T: Send> Run<T> {
         slot: &mut Option<&mut WaitSlot<T>>,
         tcx: &mut TaskContext<'_>,
     ) -> Poll<Selected<T>> {
-        if let Some(cx) = &self.cx {
-            let Some((index, outcome)) = cx.poll_outcome(tcx.waker()) else {
-                return Poll::Pending;
+        if let Some(cx) = &mut self.cx {
+            let (index, outcome) = match cx.check(tcx.waker()) {
+                Check::Done(index, outcome) => (index, outcome),
+                Check::Waiting => return Poll::Pending,
+                Check::NewWaker => {
+                    let lockorder = lockorder(src);
+                    let guards: SmallVec<[Locked<'_, T>; INLINE]> =
+                        lockorder.iter().map(|c| c.lock()).collect();
+                    // SAFETY: every channel of the select is locked, so
+                    // every queue that may hold an entry of `cx`.
+                    unsafe { cx.set_waker(tcx.waker()) };
+                    drop(guards);
+                    match cx.take_outcome() {
+                        Some(got) => got,
+                        None => return Poll::Pending,
+                    }
+                }
             };
             if let Some(cx) = self.cx.take() {
                 // With one non-nil case, whoever chose it popped its entry.
@@ -639,9 +656,12 @@ impl<T> Run<T> {
     /// The future is dropped: withdraw (or, if a case was chosen meanwhile,
     /// drop its outcome); either way no entry may stay behind.
     fn cancel<S: Cases<T>>(&mut self, src: &S, slot: &mut Option<&mut WaitSlot<T>>) {
-        if let Some(cx) = self.cx.take() {
+        if let Some(mut cx) = self.cx.take() {
             cx.try_abort();
             dequeue_all(src, &cx, None);
+            // Chosen meanwhile: the winner delivered under a lock that
+            // `dequeue_all` took after it; the outcome is dropped here.
+            drop(cx.take_outcome());
             keep_in(slot, cx);
         }
     }
@@ -740,7 +760,7 @@ fn note<'a, T>(seen: &mut Seen<'a, T>, ch: &'a Chan<T>, w: Option<Words>) {
 /// Step 5: removes every entry of `cx` from every channel of the select.
 /// `fired`: the case a partner chose; its entry was popped by that partner,
 /// so its channel is skipped unless another case names it too.
-fn dequeue_all<T, S: Cases<T>>(src: &S, cx: &Arc<Context<T>>, fired: Option<usize>) {
+fn dequeue_all<T, S: Cases<T>>(src: &S, cx: &Owned<T>, fired: Option<usize>) {
     let n = src.count();
     let named_once = |ch: &Chan<T>| (0..n).filter(|&j| src.chan(j) == Some(ch)).count() == 1;
     let skip = fired.and_then(|i| src.chan(i)).filter(|f| named_once(f));

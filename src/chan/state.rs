@@ -21,8 +21,7 @@
 use std::collections::VecDeque;
 
 use super::ring::Ring;
-use super::sync::Arc;
-use super::waiter::{Context, Handoff, Waiter};
+use super::waiter::{Handoff, Owned, Waiter};
 use super::{CloseError, Outcome};
 
 /// At most this many buffer slots are allocated up front; the buffer grows
@@ -46,8 +45,9 @@ pub(crate) struct State<T> {
 
 /// What a send step did.
 pub(crate) enum SendStep<T> {
-    /// Completed: handed to a receiver (deliver the handoff) or buffered.
-    Done(Option<Handoff<T>>),
+    /// Completed: handed to a receiver (wake the hand-off after unlocking)
+    /// or buffered.
+    Done(Option<Handoff>),
     /// The channel is closed; the value comes back.
     Closed(T),
     /// No receiver and no room: the caller parks or gives up.
@@ -57,8 +57,8 @@ pub(crate) enum SendStep<T> {
 /// What a receive step did.
 pub(crate) enum RecvStep<T> {
     /// Completed with a value, or `None` when closed and drained; a sender
-    /// taken from `sendq` must be told (deliver the handoff).
-    Done(Option<T>, Option<Handoff<T>>),
+    /// taken from `sendq` has its outcome (wake the hand-off after unlocking).
+    Done(Option<T>, Option<Handoff>),
     /// Nothing to receive: the caller parks or gives up.
     Empty,
 }
@@ -125,10 +125,7 @@ impl<T> State<T> {
             return SendStep::Closed(v);
         }
         if let Some(w) = pop_live(&mut self.recvq) {
-            return SendStep::Done(Some(Handoff {
-                cx: w.cx,
-                outcome: Outcome::Received(Some(v)),
-            }));
+            return SendStep::Done(Some(w.cx.fire(Outcome::Received(Some(v)))));
         }
         if buf.len(self) < buf.cap {
             buf.push(self, v);
@@ -147,6 +144,7 @@ impl<T> State<T> {
         if let Some(w) = pop_live(&mut self.sendq) {
             // Unbuffered: take the sender's value. Buffered (and so full,
             // invariant 2): take the head, the sender's value goes to the tail.
+            let h = w.cx.fire(Outcome::Sent);
             let v = match buf.pop(self) {
                 Some(head) => {
                     buf.push(self, w.val);
@@ -154,13 +152,7 @@ impl<T> State<T> {
                 }
                 None => w.val,
             };
-            return RecvStep::Done(
-                Some(v),
-                Some(Handoff {
-                    cx: w.cx,
-                    outcome: Outcome::Sent,
-                }),
-            );
+            return RecvStep::Done(Some(v), Some(h));
         }
         match buf.pop(self) {
             Some(v) => RecvStep::Done(Some(v), None),
@@ -170,23 +162,17 @@ impl<T> State<T> {
 
     /// `closechan`: mark closed and release every blocked party, receivers
     /// first (they get `None`), then senders (they get their value back).
-    pub(crate) fn close(&mut self) -> Result<Vec<Handoff<T>>, CloseError> {
+    pub(crate) fn close(&mut self) -> Result<Vec<Handoff>, CloseError> {
         if self.closed {
             return Err(CloseError);
         }
         self.closed = true;
         let mut woken = Vec::new();
         while let Some(w) = pop_live(&mut self.recvq) {
-            woken.push(Handoff {
-                cx: w.cx,
-                outcome: Outcome::Received(None),
-            });
+            woken.push(w.cx.fire(Outcome::Received(None)));
         }
         while let Some(w) = pop_live(&mut self.sendq) {
-            woken.push(Handoff {
-                cx: w.cx,
-                outcome: Outcome::SendClosed(w.val),
-            });
+            woken.push(w.cx.fire(Outcome::SendClosed(w.val)));
         }
         Ok(woken)
     }
@@ -197,8 +183,8 @@ impl<T> State<T> {
     }
 
     /// Removes every entry of `cx` (a party that finished or gave up).
-    pub(crate) fn remove(&mut self, cx: &Arc<Context<T>>) {
-        self.sendq.retain(|w| !Arc::ptr_eq(&w.cx, cx));
-        self.recvq.retain(|w| !Arc::ptr_eq(&w.cx, cx));
+    pub(crate) fn remove(&mut self, cx: &Owned<T>) {
+        self.sendq.retain(|w| !w.cx.is(cx));
+        self.recvq.retain(|w| !w.cx.is(cx));
     }
 }

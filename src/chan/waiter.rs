@@ -1,49 +1,62 @@
 //! A blocked party (crossbeam's `Context`, Go's `sudog` owner) and how it is
-//! woken: the one-CAS state machine that makes "exactly one case wins" hold.
+//! woken: the state machine that makes "exactly one case wins" hold, and
+//! the rule that a partner finishes with a context before it unlocks.
 //!
-//! A party that must wait (a send, a receive or a whole `select`) creates one
-//! [`Context`] and puts one queue entry per case into the channels' `sendq` /
-//! `recvq`. Whoever wants to complete one of those cases (a partner operation
-//! or `close`) must first win one compare-and-swap on the context's `state`:
+//! A party that must wait (a send, a receive or a whole `select`) takes one
+//! [`Context`] (its [`Owned`] handle, usually kept in a task's [`WaitSlot`])
+//! and puts one queue entry per case into the channels' `sendq` / `recvq`.
+//! An entry holds a plain pointer to the context ([`CxRef`]), not a
+//! reference count. Whoever wants to complete one of those cases (a
+//! partner operation or `close`) must first move the context's `state` out
+//! of `WAITING`:
 //!
-//! | state            | meaning                              | changed by (one CAS)             |
+//! | state            | meaning                              | changed by                       |
 //! |------------------|--------------------------------------|----------------------------------|
 //! | `WAITING`        | blocked, no case chosen yet          | partner/close → `SELECTED(case)`;  owner (cancel) → `ABORTED` |
-//! | `SELECTED(case)` | `case` fired; its outcome is (or is about to be) in `outcome` | final |
+//! | `SELECTED(case)` | `case` fired; its outcome is in `outcome` once `delivered` is set | final |
 //! | `ABORTED`        | the owner gave up (future dropped)   | final                            |
-//!
-//! The outcome then travels through a second word, `flags`, with no lock
-//! (tokio's `AtomicWaker` protocol, specialised to one delivery):
-//! `DELIVERED` is set once by the winner after it wrote `outcome`;
-//! `REGISTERING` is held by the owner while it replaces `waker`.
 //!
 //! Invariants:
 //! 1. `state` leaves `WAITING` exactly once, so at most one case fires and a
-//!    cancelled party is never chosen afterwards.
-//! 2. Only the CAS winner writes `outcome`, once, before it sets
-//!    `DELIVERED` (Release); the owner reads `outcome` only after it saw
-//!    `DELIVERED` (Acquire).
-//! 3. `waker` is written by the owner only while it holds `REGISTERING`
-//!    (or in `new`, before the context is shared), and taken by the winner
-//!    only when its `fetch_or(DELIVERED)` found `REGISTERING` clear; the
-//!    owner cannot take `REGISTERING` once `DELIVERED` is set. So the two
-//!    never touch `waker` at once. If the winner found `REGISTERING` set,
-//!    it does not wake: the owner's closing CAS fails and it takes the
-//!    outcome itself. No lost wake-up either way.
-//! 4. `waker_id` (the data and vtable pointers of the stored waker) is
-//!    touched only by the owner, so a poll with the same waker (the common
-//!    case: a task's waker never changes) returns with two plain loads.
-//! 5. The CAS on `state` is done while the winner holds the lock of the
-//!    channel whose queue held the entry; the outcome is delivered (and the
-//!    waker woken) after that lock is released.
-//!
-//! A delivery costs one atomic read-modify-write and a poll none; the mutex
-//! this replaces cost two each (lock and unlock), about 6% of a task
-//! ping-pong's cycles.
+//!    cancelled party is never chosen afterwards. A select's party is chosen
+//!    by a compare-and-swap (its entries sit in several channels, under
+//!    different locks); a party waiting on one channel only is chosen with
+//!    a load and a store, since every change of its state (a partner's
+//!    choice, `close`, the owner's withdrawal) is made under that channel's
+//!    lock.
+//! 2. **A partner touches a context only under the lock of the channel
+//!    whose queue held the entry, and is finished with it when it unlocks.**
+//!    The winner, still holding the lock, writes `outcome`, takes `waker`
+//!    out and stores `delivered` (Release) as its last access; it wakes the
+//!    taken waker after unlocking (as Go's `send` copies the value into the
+//!    receiver's `sudog` under the lock and calls `goready` after). So the
+//!    hand-off needs no reference count and no read-modify-write on the
+//!    context: an `Arc` increment and decrement per entry and the
+//!    `fetch_or` that published the outcome after unlocking were three of
+//!    the eleven atomic read-modify-writes of a task ping-pong message.
+//! 3. The owner frees or reuses its context only when no entry of it is in
+//!    any queue: a single send or receive knows that once `delivered` is set
+//!    (the partner popped the entry) or once it removed the entry itself
+//!    under the lock; a select removes its other entries under each
+//!    channel's lock (`select.rs`, step 5). Taking a lock after a partner's
+//!    critical section orders all of that partner's accesses before the
+//!    owner's, and the owner reads `outcome` only after seeing `delivered`
+//!    (Acquire) or after taking the lock the winner held.
+//! 4. `waker` is replaced by the owner only while it holds the lock of every
+//!    channel where an entry of the context is queued (or before queuing);
+//!    the winner takes it under one of those locks. The owner alone keeps
+//!    `waker_id`, the identity of the waker it stored, so a poll with the
+//!    same waker (a task's waker never changes) returns after two plain
+//!    loads, and one with another waker takes the locks (rare).
+//! 5. A context is heap-allocated and never moves: the owner's handle
+//!    ([`Owned`]) frees it on drop, which invariant 3 makes safe. A handle
+//!    leaked while queued (`mem::forget` of a future) leaks the context, so
+//!    an entry never points to freed memory.
 
+use std::ptr::NonNull;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
-use super::sync::{fence, Arc, AtomicUsize, Ordering, UnsafeCell};
+use super::sync::{AtomicUsize, Ordering, UnsafeCell};
 use super::Outcome;
 
 const WAITING: usize = 0;
@@ -51,31 +64,19 @@ const ABORTED: usize = 1;
 /// `SELECTED(case)` is stored as `case + SELECTED_BASE`.
 const SELECTED_BASE: usize = 2;
 
-/// `flags`: the outcome is in `outcome` (set once, final).
-const DELIVERED: usize = 1;
-/// `flags`: the owner is replacing `waker`.
-const REGISTERING: usize = 2;
-
 /// One blocked party: a single send or receive, or a whole select.
 pub(crate) struct Context<T> {
     /// `WAITING`, `ABORTED` or `SELECTED(case)`; see the table above.
     state: AtomicUsize,
-    /// `DELIVERED | REGISTERING` (invariants 2 and 3).
-    flags: AtomicUsize,
-    /// Written once by the party that won the CAS (invariant 2).
+    /// 1 once `outcome` holds the outcome (invariant 2).
+    delivered: AtomicUsize,
+    /// Written once by the winner, under the lock (invariant 2).
     outcome: UnsafeCell<Option<Outcome<T>>>,
-    /// Woken once the outcome is written (invariant 3).
+    /// Taken by the winner, under the lock (invariant 4).
     waker: UnsafeCell<Option<Waker>>,
-    /// The stored waker's data and vtable pointers (owner only, invariant 4).
+    /// The stored waker's data and vtable pointers (owner only).
     waker_id: UnsafeCell<[usize; 2]>,
 }
-
-// SAFETY: `outcome` and `waker` are reached only under the protocol of
-// invariants 2 and 3, which orders every access by the atomics; the values
-// they hold are `Send` (`Outcome<T>` with `T: Send`, `Waker`).
-unsafe impl<T: Send> Send for Context<T> {}
-// SAFETY: as above: no two threads reach either cell at once.
-unsafe impl<T: Send> Sync for Context<T> {}
 
 /// The identity `Waker::will_wake` compares.
 #[inline]
@@ -83,172 +84,230 @@ fn id_of(w: &Waker) -> [usize; 2] {
     [w.data() as usize, w.vtable() as *const _ as usize]
 }
 
-impl<T> Context<T> {
-    pub(crate) fn new(waker: &Waker) -> Arc<Self> {
-        Arc::new(Context {
+/// The owner's handle on its context: it allocated the context and frees
+/// it on drop (invariants 3 and 5). Only the owner polls with it, so the
+/// methods that read `outcome` take `&mut self`.
+pub(crate) struct Owned<T> {
+    ptr: NonNull<Context<T>>,
+}
+
+// SAFETY: the handle owns a `Context<T>`, whose cells hold `Send` values
+// (`Outcome<T>` with `T: Send`, `Waker`) and are reached by other threads
+// only under the protocol above.
+unsafe impl<T: Send> Send for Owned<T> {}
+// SAFETY: through `&Owned` only the atomics are read (`delivered`).
+unsafe impl<T: Send> Sync for Owned<T> {}
+
+/// What the owner's poll found (`Owned::check`).
+pub(crate) enum Check<T> {
+    /// The case that fired and its outcome.
+    Done(usize, Outcome<T>),
+    /// Still waiting; the stored waker wakes the caller's.
+    Waiting,
+    /// Still waiting, with another waker: replace it under the lock(s)
+    /// (`Owned::set_waker`), then check again.
+    NewWaker,
+}
+
+impl<T> Owned<T> {
+    pub(crate) fn new(waker: &Waker) -> Self {
+        let cx = Box::new(Context {
             state: AtomicUsize::new(WAITING),
-            flags: AtomicUsize::new(0),
+            delivered: AtomicUsize::new(0),
             outcome: UnsafeCell::new(None),
             waker: UnsafeCell::new(Some(waker.clone())),
             waker_id: UnsafeCell::new(id_of(waker)),
-        })
-    }
-
-    /// A context for a new wait: `old` made ready again when nobody else
-    /// holds it any more, else a new one.
-    ///
-    /// Why this is sound: `old` is never shared through a `Weak`, so a
-    /// strong count of 1 means no queue entry, hand-off or partner can
-    /// reach it. Every other holder dropped its reference with a Release
-    /// decrement; the Acquire fence after reading the count orders their
-    /// last accesses (the winner's `deliver`) before the writes here. The
-    /// context is published again only through a channel lock.
-    pub(crate) fn reuse(old: Option<Arc<Self>>, waker: &Waker) -> Arc<Self> {
-        match old {
-            Some(cx) if Arc::strong_count(&cx) == 1 => {
-                fence(Ordering::Acquire);
-                cx.state.store(WAITING, Ordering::Relaxed);
-                cx.flags.store(0, Ordering::Relaxed);
-                // SAFETY: the only reference (see above): nobody else can
-                // reach the cells.
-                cx.outcome.with_mut(|p| unsafe { *p = None });
-                let id = id_of(waker);
-                // SAFETY: as above.
-                let same = cx.waker.with_mut(|p| unsafe { (*p).is_some() })
-                    && cx.waker_id.with_mut(|p| unsafe { *p }) == id;
-                if !same {
-                    // SAFETY: as above.
-                    let old = cx
-                        .waker
-                        .with_mut(|p| unsafe { (*p).replace(waker.clone()) });
-                    // SAFETY: as above.
-                    cx.waker_id.with_mut(|p| unsafe { *p = id });
-                    drop(old);
-                }
-                cx
-            }
-            _ => Self::new(waker),
+        });
+        Owned {
+            ptr: NonNull::from(Box::leak(cx)),
         }
     }
 
-    /// A partner (or `close`) tries to choose `case`; true if it won.
     #[inline]
-    pub(crate) fn try_select(&self, case: usize) -> bool {
-        self.state
-            .compare_exchange(
-                WAITING,
-                case + SELECTED_BASE,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
+    fn cx(&self) -> &Context<T> {
+        // SAFETY: the handle keeps the context alive (invariant 5); only
+        // shared references are ever made to it.
+        unsafe { self.ptr.as_ref() }
     }
 
-    /// `try_select` for a party waiting on one channel only (a send or a
-    /// receive, not a select), called under that channel's lock: every
-    /// change of such a party's `state` (a partner's choice, `close`, the
-    /// owner's `abort_locked`) is made under that one lock, so a load and a
-    /// store do what the compare-and-swap does, one atomic read-modify-write
-    /// fewer per hand-off (Go's `chanrecv` has no such step either: only a
-    /// select's `sudog` is claimed with a CAS, `selectDone`).
+    /// Ready for a new wait. `&mut self` on a handle that is not parked: no
+    /// entry and no partner can reach the context (invariant 3).
+    fn reset(&mut self, waker: &Waker) {
+        let cx = self.cx();
+        cx.state.store(WAITING, Ordering::Relaxed);
+        cx.delivered.store(0, Ordering::Relaxed);
+        // SAFETY: nobody else reaches the cells (see above).
+        let old = cx.outcome.with_mut(|p| unsafe { (*p).take() });
+        drop(old);
+        let id = id_of(waker);
+        // SAFETY: as above.
+        let same = cx.waker.with_mut(|p| unsafe { (*p).is_some() })
+            && cx.waker_id.with_mut(|p| unsafe { *p }) == id;
+        if !same {
+            // SAFETY: as above.
+            let old = cx
+                .waker
+                .with_mut(|p| unsafe { (*p).replace(waker.clone()) });
+            // SAFETY: as above.
+            cx.waker_id.with_mut(|p| unsafe { *p = id });
+            drop(old);
+        }
+    }
+
+    /// The pointer a queue entry holds.
     #[inline]
-    pub(crate) fn select_locked(&self, case: usize) -> bool {
-        if self.state.load(Ordering::Relaxed) != WAITING {
-            return false;
-        }
-        self.state.store(case + SELECTED_BASE, Ordering::Relaxed);
-        true
+    pub(crate) fn entry(&self) -> CxRef<T> {
+        CxRef { ptr: self.ptr }
     }
 
-    /// `try_abort` for a party waiting on one channel, under its lock
-    /// (see `select_locked`).
-    pub(crate) fn abort_locked(&self) -> bool {
-        if self.state.load(Ordering::Relaxed) != WAITING {
-            return false;
-        }
-        self.state.store(ABORTED, Ordering::Relaxed);
-        true
-    }
-
-    /// The owner gives up; true if no case had been chosen.
-    pub(crate) fn try_abort(&self) -> bool {
-        self.state
-            .compare_exchange(WAITING, ABORTED, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-    }
-
-    /// The winner of `try_select` hands over the outcome and wakes the owner.
-    pub(crate) fn deliver(&self, outcome: Outcome<T>) {
-        // SAFETY: invariant 2: only the CAS winner gets here, once, and the
-        // owner reads the cell only after the `DELIVERED` set below.
-        self.outcome.with_mut(|p| unsafe { *p = Some(outcome) });
-        let prev = self.flags.fetch_or(DELIVERED, Ordering::AcqRel);
-        if prev & REGISTERING == 0 {
-            // SAFETY: invariant 3: the owner is not replacing the waker and
-            // can no longer start to (`DELIVERED` is set).
-            let waker = self.waker.with_mut(|p| unsafe { (*p).take() });
-            if let Some(w) = waker {
-                w.wake();
-            }
-        }
-    }
-
-    /// True once the outcome is in `outcome` (a lock-free hint).
+    /// True once the outcome is in (a lock-free hint).
     #[inline]
     pub(crate) fn delivered(&self) -> bool {
-        self.flags.load(Ordering::Acquire) & DELIVERED != 0
+        self.cx().delivered.load(Ordering::Acquire) != 0
     }
 
-    /// The owner takes the delivered outcome (after seeing `DELIVERED`).
-    fn take_outcome(&self) -> Option<(usize, Outcome<T>)> {
-        // SAFETY: invariant 2: `DELIVERED` was seen (Acquire), so the
-        // winner's write is complete and nobody else touches the cell.
-        let o = self.outcome.with_mut(|p| unsafe { (*p).take() })?;
-        let case = self
+    /// The delivered outcome, taken (`None` before delivery or when taken).
+    pub(crate) fn take_outcome(&mut self) -> Option<(usize, Outcome<T>)> {
+        if !self.delivered() {
+            return None;
+        }
+        let cx = self.cx();
+        // SAFETY: `delivered` was seen (Acquire): the winner's write is
+        // complete and it no longer touches the cell (invariant 2).
+        let o = cx.outcome.with_mut(|p| unsafe { (*p).take() })?;
+        let case = cx
             .state
-            .load(Ordering::Acquire)
+            .load(Ordering::Relaxed)
             .saturating_sub(SELECTED_BASE);
         Some((case, o))
     }
 
-    /// The owner checks for its outcome: `Some((case, outcome))` once
-    /// delivered, otherwise it makes sure `waker` will be woken and returns
-    /// `None`.
-    pub(crate) fn poll_outcome(&self, waker: &Waker) -> Option<(usize, Outcome<T>)> {
+    /// The owner's poll while parked.
+    #[inline]
+    pub(crate) fn check(&mut self, waker: &Waker) -> Check<T> {
+        if let Some((case, o)) = self.take_outcome() {
+            return Check::Done(case, o);
+        }
+        // SAFETY: only the owner touches `waker_id` (invariant 4).
+        if self.cx().waker_id.with_mut(|p| unsafe { *p }) == id_of(waker) {
+            Check::Waiting
+        } else {
+            Check::NewWaker
+        }
+    }
+
+    /// Stores `waker` for the winner to wake, unless delivered already.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the lock of every channel where an entry of this
+    /// context is queued (invariant 4).
+    pub(crate) unsafe fn set_waker(&mut self, waker: &Waker) {
         if self.delivered() {
-            return self.take_outcome();
+            return;
         }
-        let id = id_of(waker);
-        // SAFETY: invariant 4: only the owner touches `waker_id`, and it
-        // polls from one thread at a time.
-        if self.waker_id.with_mut(|p| unsafe { *p }) == id {
-            // The stored waker wakes this one (invariant 4).
-            return None;
-        }
-        if self
-            .flags
-            .compare_exchange(0, REGISTERING, Ordering::Acquire, Ordering::Acquire)
-            .is_err()
-        {
-            // Delivered meanwhile.
-            return self.take_outcome();
-        }
-        // SAFETY: invariant 3: the owner holds `REGISTERING`.
-        let old = self
+        let cx = self.cx();
+        // SAFETY: the winner takes `waker` only under one of the locks the
+        // caller holds, and the owner is the only other party.
+        let old = cx
             .waker
             .with_mut(|p| unsafe { (*p).replace(waker.clone()) });
-        // SAFETY: invariant 4, as above.
-        self.waker_id.with_mut(|p| unsafe { *p = id });
-        let closed =
-            self.flags
-                .compare_exchange(REGISTERING, 0, Ordering::AcqRel, Ordering::Acquire);
+        // SAFETY: owner only (invariant 4).
+        cx.waker_id.with_mut(|p| unsafe { *p = id_of(waker) });
         drop(old);
-        match closed {
-            Ok(_) => None,
-            // Delivered while registering: the winner saw `REGISTERING` and
-            // left the waking to us.
-            Err(_) => self.take_outcome(),
+    }
+
+    /// A select's owner gives up; true if no case had been chosen.
+    pub(crate) fn try_abort(&self) -> bool {
+        self.cx()
+            .state
+            .compare_exchange(WAITING, ABORTED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// A single send's or receive's owner gives up, under the channel lock
+    /// (invariant 1); true if no case had been chosen.
+    pub(crate) fn abort_locked(&self) -> bool {
+        let state = &self.cx().state;
+        if state.load(Ordering::Relaxed) != WAITING {
+            return false;
         }
+        state.store(ABORTED, Ordering::Relaxed);
+        true
+    }
+}
+
+impl<T> Drop for Owned<T> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `Box` in `new`; no entry or partner reaches
+        // it any more (invariant 3), and this handle is the only owner.
+        drop(unsafe { Box::from_raw(self.ptr.as_ptr()) });
+    }
+}
+
+/// A queue entry's pointer to its party's context. Dereferenced only by a
+/// holder of the lock of the channel whose queue holds the entry
+/// (invariant 2), while the owner keeps the context alive (invariant 3).
+pub(crate) struct CxRef<T> {
+    ptr: NonNull<Context<T>>,
+}
+
+// SAFETY: a `CxRef` is only a pointer; it is used under a channel lock,
+// and the context's cells hold `Send` values.
+unsafe impl<T: Send> Send for CxRef<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for CxRef<T> {}
+
+impl<T> CxRef<T> {
+    #[inline]
+    fn cx(&self) -> &Context<T> {
+        // SAFETY: the entry is in a queue and the caller holds that
+        // channel's lock, so the owner has not freed the context
+        // (invariant 3).
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// Completes the chosen party (under the channel lock, after `choose`
+    /// returned true for its entry): writes its outcome, takes its waker
+    /// and marks it delivered, the last access to the context (invariant
+    /// 2). The caller wakes the returned hand-off after unlocking.
+    #[inline]
+    pub(crate) fn fire(&self, outcome: Outcome<T>) -> Handoff {
+        let cx = self.cx();
+        // SAFETY: this call chose the party under the lock it holds; the
+        // owner reads the cell only after `delivered` (invariant 3).
+        cx.outcome.with_mut(|p| unsafe { *p = Some(outcome) });
+        // SAFETY: the owner replaces the waker only under this lock too
+        // (invariant 4).
+        let waker = cx.waker.with_mut(|p| unsafe { (*p).take() });
+        cx.delivered.store(1, Ordering::Release);
+        Handoff(waker)
+    }
+
+    /// True when `self` points to `o`'s context.
+    #[inline]
+    pub(crate) fn is(&self, o: &Owned<T>) -> bool {
+        self.ptr == o.ptr
+    }
+}
+
+/// Takes a context for a new wait from `slot` (a new one without a slot).
+#[inline]
+pub(crate) fn context_in<T>(slot: &mut Option<&mut WaitSlot<T>>, waker: &Waker) -> Owned<T> {
+    match slot.as_mut().and_then(|s| s.cx.take()) {
+        Some(mut cx) => {
+            cx.reset(waker);
+            cx
+        }
+        None => Owned::new(waker),
+    }
+}
+
+/// Leaves a finished wait's context in `slot` for the next wait.
+#[inline]
+pub(crate) fn keep_in<T>(slot: &mut Option<&mut WaitSlot<T>>, cx: Owned<T>) {
+    if let Some(s) = slot {
+        s.cx = Some(cx);
     }
 }
 
@@ -256,12 +315,11 @@ impl<T> Context<T> {
 /// `Chan::recv_in` and `Select::select_in` park with the context kept here
 /// and put it back when they end, so a task that blocks again and again
 /// allocates one context, not one per wait (the allocation, its counting
-/// and the last reference's release were about 15% of a task ping-pong).
-/// A context still referenced elsewhere when the next wait starts (a
-/// partner between its delivery and dropping its hand-off) is left to that
-/// holder and a new one is made.
+/// and its release were about 15% of a task ping-pong). A future takes the
+/// context out while it is parked, so a future leaked while parked leaves
+/// the slot empty and the next wait allocates.
 pub struct WaitSlot<T> {
-    cx: Option<Arc<Context<T>>>,
+    cx: Option<Owned<T>>,
 }
 
 impl<T> Default for WaitSlot<T> {
@@ -277,42 +335,27 @@ impl<T> WaitSlot<T> {
     }
 }
 
-/// Takes a context for a new wait from `slot` (see [`Context::reuse`]).
-#[inline]
-pub(crate) fn context_in<T>(slot: &mut Option<&mut WaitSlot<T>>, waker: &Waker) -> Arc<Context<T>> {
-    Context::reuse(slot.as_mut().and_then(|s| s.cx.take()), waker)
-}
+/// A woken party's waker, taken under the lock and woken after it is
+/// released (invariant 2).
+pub(crate) struct Handoff(Option<Waker>);
 
-/// Leaves a finished wait's context in `slot` for the next wait.
-#[inline]
-pub(crate) fn keep_in<T>(slot: &mut Option<&mut WaitSlot<T>>, cx: Arc<Context<T>>) {
-    if let Some(s) = slot {
-        s.cx = Some(cx);
-    }
-}
-
-/// An outcome to deliver to a blocked party once the channel lock is released
-/// (invariant 3).
-pub(crate) struct Handoff<T> {
-    pub(crate) cx: Arc<Context<T>>,
-    pub(crate) outcome: Outcome<T>,
-}
-
-impl<T> Handoff<T> {
+impl Handoff {
     #[inline]
     pub(crate) fn deliver(self) {
-        self.cx.deliver(self.outcome);
+        if let Some(w) = self.0 {
+            w.wake();
+        }
     }
 }
 
 /// A queue entry: one case of one blocked party. `val` holds the value of a
 /// send case (for `recvq` entries it is `()`).
 pub(crate) struct Waiter<T, V> {
-    pub(crate) cx: Arc<Context<T>>,
+    pub(crate) cx: CxRef<T>,
     pub(crate) case: usize,
     pub(crate) val: V,
     /// The party waits on this channel only (a send or receive, not a
-    /// select): it is chosen with `select_locked`.
+    /// select): it is chosen with a load and a store (invariant 1).
     pub(crate) single: bool,
 }
 
@@ -320,10 +363,18 @@ impl<T, V> Waiter<T, V> {
     /// Chooses this entry's party for its case (under the channel lock).
     #[inline]
     pub(crate) fn choose(&self) -> bool {
+        let state = &self.cx.cx().state;
+        let chosen = self.case + SELECTED_BASE;
         if self.single {
-            self.cx.select_locked(self.case)
+            if state.load(Ordering::Relaxed) != WAITING {
+                return false;
+            }
+            state.store(chosen, Ordering::Relaxed);
+            true
         } else {
-            self.cx.try_select(self.case)
+            state
+                .compare_exchange(WAITING, chosen, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
         }
     }
 }
@@ -362,7 +413,7 @@ pub(crate) trait Parkable: std::future::Future + Unpin {
 
 /// True when `cx` is absent (not queued) or has its outcome.
 #[inline]
-pub(crate) fn hint<T>(cx: &Option<Arc<Context<T>>>) -> bool {
+pub(crate) fn hint<T>(cx: &Option<Owned<T>>) -> bool {
     cx.as_ref().is_none_or(|cx| cx.delivered())
 }
 
