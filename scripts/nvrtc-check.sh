@@ -69,30 +69,31 @@ cargo test --features cuda --lib device::cuda
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-set +e
-cargo test --features cuda --test cuda_kernels_compile -- --nocapture 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
-set -e
-if [ "$status" -ne 0 ]; then
-    exit "$status"
-fi
-if grep -q 'skipping' "$log"; then
-    echo "nvrtc-check: the test skipped although libnvrtc is in $libdir" >&2
-    exit 1
-fi
-echo "nvrtc-check: the kernels compile with NVRTC"
-
-if [ "$gpu" = 1 ]; then
+# Runs `cargo test ARGS...` with its output shown; stops the script if the
+# tests fail, or if one printed that it skipped (MESSAGE says why that is
+# an error here).
+run_unskipped() {
+    local message=$1 status
+    shift
     set +e
-    cargo test --features cuda --test tensor_gpu -- --nocapture --test-threads 1 2>&1 | tee "$log"
+    cargo test "$@" 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     set -e
     if [ "$status" -ne 0 ]; then
         exit "$status"
     fi
     if grep -q 'skipping' "$log"; then
-        echo "nvrtc-check: the GPU tests skipped (no usable GPU; see the reason above)" >&2
+        echo "nvrtc-check: $message" >&2
         exit 1
     fi
+}
+
+run_unskipped "the test skipped although libnvrtc is in $libdir" \
+    --features cuda --test cuda_kernels_compile -- --nocapture
+echo "nvrtc-check: the kernels compile with NVRTC"
+
+if [ "$gpu" = 1 ]; then
+    run_unskipped "the GPU tests skipped (no usable GPU; see the reason above)" \
+        --features cuda --test tensor_gpu -- --nocapture --test-threads 1
     echo "nvrtc-check: the GPU kernels match the CPU kernels"
 fi

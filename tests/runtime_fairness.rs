@@ -130,6 +130,22 @@ impl Future for WaitOnce {
     }
 }
 
+/// Spawns a task that waits once (`WaitOnce` on `slot`), then records in
+/// `ran_on` the thread it resumed on.
+fn spawn_wait_once(slot: &Arc<Mutex<Option<Waker>>>, ran_on: &Arc<Mutex<Option<ThreadId>>>) {
+    let (s, r) = (slot.clone(), ran_on.clone());
+    runtime::spawn(async move {
+        WaitOnce {
+            slot: s,
+            parked: false,
+        }
+        .await;
+        *r.lock().unwrap() = Some(std::thread::current().id());
+        TaskEnd::Returned
+    })
+    .unwrap();
+}
+
 #[test]
 fn a_long_poll_hands_its_lifo_task_to_the_other_worker() {
     let cfg = Config {
@@ -141,17 +157,7 @@ fn a_long_poll_hands_its_lifo_task_to_the_other_worker() {
     let out = Runtime::new(cfg).run(async {
         let slot = Arc::new(Mutex::new(None::<Waker>));
         let ran_on = Arc::new(Mutex::new(None::<ThreadId>));
-        let (s, r) = (slot.clone(), ran_on.clone());
-        runtime::spawn(async move {
-            WaitOnce {
-                slot: s,
-                parked: false,
-            }
-            .await;
-            *r.lock().unwrap() = Some(std::thread::current().id());
-            TaskEnd::Returned
-        })
-        .unwrap();
+        spawn_wait_once(&slot, &ran_on);
         // Wait until the task has blocked (its waker is out, its poll over).
         while slot.lock().unwrap().is_none() {
             runtime::yield_now().await;
@@ -203,17 +209,7 @@ fn tasks_displaced_from_the_lifo_slot_reach_the_other_worker() {
         let ran_on: Vec<Arc<Mutex<Option<ThreadId>>>> =
             (0..2).map(|_| Arc::new(Mutex::new(None))).collect();
         for (s, r) in slots.iter().zip(&ran_on) {
-            let (s, r) = (s.clone(), r.clone());
-            runtime::spawn(async move {
-                WaitOnce {
-                    slot: s,
-                    parked: false,
-                }
-                .await;
-                *r.lock().unwrap() = Some(std::thread::current().id());
-                TaskEnd::Returned
-            })
-            .unwrap();
+            spawn_wait_once(s, r);
         }
         while slots.iter().any(|s| s.lock().unwrap().is_none()) {
             runtime::yield_now().await;

@@ -261,6 +261,16 @@ fn run_step_on(dev: &Arc<dyn Device>) -> (Vec<Tensor>, f64) {
     step(&up(&i.x), &up(&i.y), &up(&i.w1), &up(&i.b1), &up(&i.w2))
 }
 
+/// The step run on the twin matches the host's: the same loss, and every
+/// gradient equal and left on the twin.
+fn assert_step_matches(got: &[Tensor], loss: f64, want: &[Tensor], want_loss: f64) {
+    assert!((loss - want_loss).abs() < 1e-5, "{loss} vs {want_loss}");
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(tensor::device(g), "twin:0");
+        assert_close(g, w, &format!("gradient {k}"));
+    }
+}
+
 #[test]
 fn a_training_step_stays_on_the_device() {
     let twin = Twin::new(true);
@@ -276,11 +286,7 @@ fn a_training_step_stays_on_the_device() {
     assert_eq!(twin.calls("softmax"), 1);
     assert_eq!(twin.calls("sum"), 1);
     assert_eq!(twin.calls("sum_rows"), 2);
-    assert!((loss - want_loss).abs() < 1e-5, "{loss} vs {want_loss}");
-    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(tensor::device(g), "twin:0");
-        assert_close(g, w, &format!("gradient {k}"));
-    }
+    assert_step_matches(&got, loss, &want, want_loss);
 }
 
 #[test]
@@ -291,11 +297,7 @@ fn declined_hooks_fall_back_to_the_host_with_equal_results() {
     let (want, want_loss) = step(&i.x, &i.y, &i.w1, &i.b1, &i.w2);
     let (got, loss) = run_step_on(&dev);
     assert!(twin.calls("download") > 0);
-    assert!((loss - want_loss).abs() < 1e-5, "{loss} vs {want_loss}");
-    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(tensor::device(g), "twin:0");
-        assert_close(g, w, &format!("gradient {k}"));
-    }
+    assert_step_matches(&got, loss, &want, want_loss);
 }
 
 #[test]
