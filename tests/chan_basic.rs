@@ -11,6 +11,7 @@ use std::thread;
 
 use weft::chan::{
     block_forever, Chan, CloseError, Outcome, Select, SendError, TryRecvError, TrySendError,
+    WaitSlot,
 };
 
 /// A waker that counts its wake-ups.
@@ -343,4 +344,36 @@ fn select_over_both_ends_of_a_toggled_channel_always_fires() {
     }
     stop.store(true, Ordering::Relaxed);
     toggler.join().unwrap();
+}
+
+#[test]
+fn wait_slot_counts_the_waits_that_parked() {
+    // The interpreter starts a task's next time slice only after a wait that
+    // parked; `waits` must count exactly those.
+    let (_, w) = counter();
+    let c = Chan::new(1);
+    let mut slot = WaitSlot::new();
+    // Completes at once (room in the buffer, then a value): no wait.
+    assert!(poll_once(&mut pin!(c.send_in(1, &mut slot)), &w).is_ready());
+    assert!(poll_once(&mut pin!(c.recv_in(&mut slot)), &w).is_ready());
+    assert_eq!(slot.waits(), 0);
+    // Parks on an empty channel, then completes when a value arrives.
+    {
+        let mut r = pin!(c.recv_in(&mut slot));
+        assert!(poll_once(&mut r, &w).is_pending());
+        c.try_send(7).unwrap();
+        assert!(matches!(poll_once(&mut r, &w), Poll::Ready(Some(7))));
+    }
+    assert_eq!(slot.waits(), 1);
+    // A select that parks counts once, however many cases it queued on.
+    let d = Chan::new(0);
+    {
+        let mut rng = fastrand::Rng::with_seed(1);
+        let mut sel = Select::new();
+        sel.recv(Some(c.clone()));
+        sel.recv(Some(d.clone()));
+        let mut s = pin!(sel.select_in(&mut rng, &mut slot));
+        assert!(poll_once(&mut s, &w).is_pending());
+    }
+    assert_eq!(slot.waits(), 2);
 }

@@ -291,3 +291,44 @@ fn go_call_passes_arguments_by_value() {
     let (out, _) = p.run();
     assert_eq!(out, "30\n");
 }
+
+#[test]
+fn tasks_whose_channel_ops_never_park_are_preempted_with_one_worker() {
+    // The budget refills only when a task parks; a loop whose sends and
+    // receives always complete at once must still yield to the timer.
+    let src = "
+func spin(c chan int) {
+	for {
+		c <- 1
+		<-c
+		select {
+		case c <- 2:
+		default:
+		}
+		<-c
+	}
+}
+
+func main() {
+	c := make(chan int, 1)
+	go spin(c)
+	sleep(1)
+	print(\"done\")
+}";
+    let prog = weft_lang::compile("t.weft", src).unwrap_or_else(|d| panic!("{}", d.render(src)));
+    let r = weft::interp::run_program(
+        &prog,
+        weft::interp::RunConfig {
+            workers: 1,
+            seed: 1,
+            capture: true,
+            ..weft::interp::RunConfig::default()
+        },
+    )
+    .expect("loads");
+    let rep = weft::interp::render_outcome(&r.outcome);
+    assert_eq!(
+        (String::from_utf8(r.output).unwrap(), rep.code),
+        ("done\n".to_string(), 0)
+    );
+}

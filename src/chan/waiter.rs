@@ -294,6 +294,9 @@ impl<T> CxRef<T> {
 /// Takes a context for a new wait from `slot` (a new one without a slot).
 #[inline]
 pub(crate) fn context_in<T>(slot: &mut Option<&mut WaitSlot<T>>, waker: &Waker) -> Owned<T> {
+    if let Some(s) = slot.as_mut() {
+        s.waits = s.waits.wrapping_add(1);
+    }
     match slot.as_mut().and_then(|s| s.cx.take()) {
         Some(mut cx) => {
             cx.reset(waker);
@@ -320,6 +323,8 @@ pub(crate) fn keep_in<T>(slot: &mut Option<&mut WaitSlot<T>>, cx: Owned<T>) {
 /// the slot empty and the next wait allocates.
 pub struct WaitSlot<T> {
     cx: Option<Owned<T>>,
+    /// Waits that queued with this slot's context (wrapping).
+    waits: u32,
 }
 
 impl<T> Default for WaitSlot<T> {
@@ -331,7 +336,14 @@ impl<T> Default for WaitSlot<T> {
 impl<T> WaitSlot<T> {
     /// An empty slot (the first wait allocates).
     pub const fn new() -> Self {
-        WaitSlot { cx: None }
+        WaitSlot { cx: None, waits: 0 }
+    }
+
+    /// How many waits made with this slot queued a waiter (parked), modulo
+    /// 2^32: a caller compares it before and after a wait to learn whether
+    /// the wait parked or completed at once.
+    pub fn waits(&self) -> u32 {
+        self.waits
     }
 }
 

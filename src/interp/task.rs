@@ -62,6 +62,10 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
     // The context every wait of this task parks with (one allocation).
     let mut slot = WaitSlot::new();
     loop {
+        // Whether the wait below parks the task: a channel wait that
+        // queued in `slot`, a sleep, a kernel.
+        let waits = slot.waits();
+        let mut parked = false;
         match step(&sh, &mut st) {
             Wait::End(end) => return end,
             Wait::Yield => runtime::yield_now().await,
@@ -128,6 +132,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
             Wait::Sleep { dur, at } => {
                 st.wait(prog, WaitKind::Sleep, at);
                 runtime::sleep(dur).await;
+                parked = true;
                 runtime::clear_wait();
             }
             Wait::Ready { t, at } => {
@@ -140,11 +145,23 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 // run is not deadlocked while it waits.
                 let _hold = runtime::external_wait();
                 let _span = runtime::trace_span(op.name());
+                parked = true;
                 match tensor_ops::run(op, args).await {
                     Ok(v) => st.write_out(prog, at, v),
                     Err(m) => return st.fail(prog, at, m),
                 }
             }
+        }
+        if parked || slot.waits() != waits {
+            // The task waited: its time slice ended, and the next one starts
+            // with a full budget (Go gives a goroutine a fresh slice each time
+            // it is scheduled; tokio refills its budget every poll). Carried
+            // across waits, the budget made tasks that block all the time
+            // yield every `BUDGET` back edges, and each of those yields woke
+            // an idle worker to share work that does not pay to share. A
+            // wait that completes without queueing keeps the budget, so a
+            // task whose partners are always ready still yields.
+            st.budget = BUDGET;
         }
     }
 }
