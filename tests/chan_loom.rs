@@ -155,7 +155,7 @@ fn dropped_receive_races_a_sender() {
         };
         {
             let mut f = c.recv();
-            let _ = Pin::new(&mut f).poll(&mut Context::from_waker(Waker::noop()));
+            let _ = poll_noop(&mut f);
         }
         match s.join().unwrap() {
             // Handed to the receive before it was dropped (or found it parked).
@@ -378,7 +378,7 @@ fn wait_slot_reused_after_a_dropped_wait() {
         let mut slot = WaitSlot::new();
         let first = {
             let mut f = c.recv_in(&mut slot);
-            match Pin::new(&mut f).poll(&mut Context::from_waker(Waker::noop())) {
+            match poll_noop(&mut f) {
                 std::task::Poll::Ready(v) => v,
                 std::task::Poll::Pending => None,
             }
@@ -405,12 +405,15 @@ fn wait_slot_reused_after_a_dropped_wait() {
 /// store (under the channel locks) so that a delivery racing it still
 /// wakes this thread.
 fn poll_then_block_on<F: Future + Unpin>(mut f: F) -> F::Output {
-    if let std::task::Poll::Ready(v) =
-        Pin::new(&mut f).poll(&mut Context::from_waker(Waker::noop()))
-    {
+    if let std::task::Poll::Ready(v) = poll_noop(&mut f) {
         return v;
     }
     block_on(f)
+}
+
+/// Polls `f` once with a waker that does nothing.
+fn poll_noop<F: Future + Unpin>(f: &mut F) -> std::task::Poll<F::Output> {
+    Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
 }
 
 #[test]

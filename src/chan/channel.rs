@@ -331,9 +331,7 @@ impl<T: Send> Chan<T> {
         let step = self.lock().send(v);
         match step {
             SendStep::Done(h) => {
-                if let Some(h) = h {
-                    h.deliver();
-                }
+                h.deliver();
                 Ok(())
             }
             SendStep::Closed(v) => Err(TrySendError::Closed(v)),
@@ -353,9 +351,7 @@ impl<T: Send> Chan<T> {
         let step = self.lock().recv();
         match step {
             RecvStep::Done(v, h) => {
-                if let Some(h) = h {
-                    h.deliver();
-                }
+                h.deliver();
                 v.ok_or(TryRecvError::Closed)
             }
             RecvStep::Empty => Err(TryRecvError::Empty),
@@ -586,9 +582,7 @@ impl<T: Send> Future for SendFut<'_, T> {
         match st.send(v) {
             SendStep::Done(h) => {
                 drop(st);
-                if let Some(h) = h {
-                    h.deliver();
-                }
+                h.deliver();
                 Poll::Ready(Ok(()))
             }
             SendStep::Closed(v) => Poll::Ready(Err(SendError(v))),
@@ -698,9 +692,7 @@ impl<T: Send> Future for RecvFut<'_, T> {
         match st.recv() {
             RecvStep::Done(v, h) => {
                 drop(st);
-                if let Some(h) = h {
-                    h.deliver();
-                }
+                h.deliver();
                 self.done = true;
                 Poll::Ready(v)
             }

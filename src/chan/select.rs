@@ -69,7 +69,7 @@ use super::ring::Words;
 use super::state::{RecvStep, SendStep};
 use super::sync::Backoff;
 use super::waiter::{
-    block_on, context_in, hint, keep_in, Check, Owned, Parkable, WaitSlot, Waiter,
+    block_on, context_in, hint, keep_in, Check, Handoff, Owned, Parkable, WaitSlot, Waiter,
 };
 use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 
@@ -431,9 +431,7 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                     let step = ch.lock().send(v);
                     match step {
                         SendStep::Done(h) => {
-                            if let Some(h) = h {
-                                h.deliver();
-                            }
+                            h.deliver();
                             Outcome::Sent
                         }
                         SendStep::Closed(v) => Outcome::SendClosed(v),
@@ -457,9 +455,7 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                     let step = ch.lock().recv();
                     match step {
                         RecvStep::Done(v, h) => {
-                            if let Some(h) = h {
-                                h.deliver();
-                            }
+                            h.deliver();
                             Outcome::Received(v)
                         }
                         RecvStep::Empty => {
@@ -534,7 +530,7 @@ fn attempt<T: Send, S: Cases<T>>(
                     break;
                 }
                 SendStep::Closed(v) => {
-                    fired = Some((i, Outcome::SendClosed(v), None));
+                    fired = Some((i, Outcome::SendClosed(v), Handoff::NONE));
                     break;
                 }
                 SendStep::Full(v) => src.put_back(i, v),
@@ -546,9 +542,7 @@ fn attempt<T: Send, S: Cases<T>>(
     }
     if let Some((index, outcome, h)) = fired {
         drop(guards);
-        if let Some(h) = h {
-            h.deliver();
-        }
+        h.deliver();
         return Attempt::Fired(Selected { index, outcome });
     }
     let Some(waker) = park else {

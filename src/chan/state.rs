@@ -46,8 +46,8 @@ pub(crate) struct State<T> {
 /// What a send step did.
 pub(crate) enum SendStep<T> {
     /// Completed: handed to a receiver (wake the hand-off after unlocking)
-    /// or buffered.
-    Done(Option<Handoff>),
+    /// or buffered (an empty hand-off).
+    Done(Handoff),
     /// The channel is closed; the value comes back.
     Closed(T),
     /// No receiver and no room: the caller parks or gives up.
@@ -58,7 +58,7 @@ pub(crate) enum SendStep<T> {
 pub(crate) enum RecvStep<T> {
     /// Completed with a value, or `None` when closed and drained; a sender
     /// taken from `sendq` has its outcome (wake the hand-off after unlocking).
-    Done(Option<T>, Option<Handoff>),
+    Done(Option<T>, Handoff),
     /// Nothing to receive: the caller parks or gives up.
     Empty,
 }
@@ -125,11 +125,11 @@ impl<T> State<T> {
             return SendStep::Closed(v);
         }
         if let Some(w) = pop_live(&mut self.recvq) {
-            return SendStep::Done(Some(w.cx.fire(Outcome::Received(Some(v)))));
+            return SendStep::Done(w.cx.fire(Outcome::Received(Some(v))));
         }
         if buf.len(self) < buf.cap {
             buf.push(self, v);
-            return SendStep::Done(None);
+            return SendStep::Done(Handoff::NONE);
         }
         SendStep::Full(v)
     }
@@ -139,7 +139,7 @@ impl<T> State<T> {
     #[inline]
     pub(crate) fn recv(&mut self, buf: &Buf<'_, T>) -> RecvStep<T> {
         if self.closed && buf.len(self) == 0 {
-            return RecvStep::Done(None, None);
+            return RecvStep::Done(None, Handoff::NONE);
         }
         if let Some(w) = pop_live(&mut self.sendq) {
             // Unbuffered: take the sender's value. Buffered (and so full,
@@ -152,10 +152,10 @@ impl<T> State<T> {
                 }
                 None => w.val,
             };
-            return RecvStep::Done(Some(v), Some(h));
+            return RecvStep::Done(Some(v), h);
         }
         match buf.pop(self) {
-            Some(v) => RecvStep::Done(Some(v), None),
+            Some(v) => RecvStep::Done(Some(v), Handoff::NONE),
             None => RecvStep::Empty,
         }
     }

@@ -78,6 +78,43 @@ pub(crate) struct Context<T> {
     waker_id: UnsafeCell<[usize; 2]>,
 }
 
+impl<T> Context<T> {
+    /// Stores `waker` (and its identity) for the winner to wake.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the owner and no partner can take the waker meanwhile
+    /// (invariant 4).
+    unsafe fn store_waker(&self, waker: &Waker) {
+        // SAFETY: the caller's contract.
+        let old = self
+            .waker
+            .with_mut(|p| unsafe { (*p).replace(waker.clone()) });
+        // SAFETY: owner only (invariant 4).
+        self.waker_id.with_mut(|p| unsafe { *p = id_of(waker) });
+        drop(old);
+    }
+
+    /// Moves `state` out of `WAITING` to `to`; true if this call did. A
+    /// party waiting on one channel (`locked`: the caller holds that
+    /// channel's lock, under which every change of its state is made) needs
+    /// only a load and a store; a select's party a CAS (invariant 1).
+    #[inline]
+    fn leave_waiting(&self, to: usize, locked: bool) -> bool {
+        if locked {
+            if self.state.load(Ordering::Relaxed) != WAITING {
+                return false;
+            }
+            self.state.store(to, Ordering::Relaxed);
+            true
+        } else {
+            self.state
+                .compare_exchange(WAITING, to, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        }
+    }
+}
+
 /// The identity `Waker::will_wake` compares.
 #[inline]
 fn id_of(w: &Waker) -> [usize; 2] {
@@ -139,18 +176,12 @@ impl<T> Owned<T> {
         // SAFETY: nobody else reaches the cells (see above).
         let old = cx.outcome.with_mut(|p| unsafe { (*p).take() });
         drop(old);
-        let id = id_of(waker);
         // SAFETY: as above.
         let same = cx.waker.with_mut(|p| unsafe { (*p).is_some() })
-            && cx.waker_id.with_mut(|p| unsafe { *p }) == id;
+            && cx.waker_id.with_mut(|p| unsafe { *p }) == id_of(waker);
         if !same {
             // SAFETY: as above.
-            let old = cx
-                .waker
-                .with_mut(|p| unsafe { (*p).replace(waker.clone()) });
-            // SAFETY: as above.
-            cx.waker_id.with_mut(|p| unsafe { *p = id });
-            drop(old);
+            unsafe { cx.store_waker(waker) };
         }
     }
 
@@ -206,34 +237,20 @@ impl<T> Owned<T> {
         if self.delivered() {
             return;
         }
-        let cx = self.cx();
         // SAFETY: the winner takes `waker` only under one of the locks the
         // caller holds, and the owner is the only other party.
-        let old = cx
-            .waker
-            .with_mut(|p| unsafe { (*p).replace(waker.clone()) });
-        // SAFETY: owner only (invariant 4).
-        cx.waker_id.with_mut(|p| unsafe { *p = id_of(waker) });
-        drop(old);
+        unsafe { self.cx().store_waker(waker) };
     }
 
     /// A select's owner gives up; true if no case had been chosen.
     pub(crate) fn try_abort(&self) -> bool {
-        self.cx()
-            .state
-            .compare_exchange(WAITING, ABORTED, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+        self.cx().leave_waiting(ABORTED, false)
     }
 
     /// A single send's or receive's owner gives up, under the channel lock
     /// (invariant 1); true if no case had been chosen.
     pub(crate) fn abort_locked(&self) -> bool {
-        let state = &self.cx().state;
-        if state.load(Ordering::Relaxed) != WAITING {
-            return false;
-        }
-        state.store(ABORTED, Ordering::Relaxed);
-        true
+        self.cx().leave_waiting(ABORTED, true)
     }
 }
 
@@ -294,10 +311,11 @@ impl<T> CxRef<T> {
 /// Takes a context for a new wait from `slot` (a new one without a slot).
 #[inline]
 pub(crate) fn context_in<T>(slot: &mut Option<&mut WaitSlot<T>>, waker: &Waker) -> Owned<T> {
-    if let Some(s) = slot.as_mut() {
-        s.waits = s.waits.wrapping_add(1);
-    }
-    match slot.as_mut().and_then(|s| s.cx.take()) {
+    let Some(s) = slot else {
+        return Owned::new(waker);
+    };
+    s.waits = s.waits.wrapping_add(1);
+    match s.cx.take() {
         Some(mut cx) => {
             cx.reset(waker);
             cx
@@ -348,10 +366,13 @@ impl<T> WaitSlot<T> {
 }
 
 /// A woken party's waker, taken under the lock and woken after it is
-/// released (invariant 2).
+/// released (invariant 2); empty when a step woke nobody.
 pub(crate) struct Handoff(Option<Waker>);
 
 impl Handoff {
+    /// Nobody to wake.
+    pub(crate) const NONE: Handoff = Handoff(None);
+
     #[inline]
     pub(crate) fn deliver(self) {
         if let Some(w) = self.0 {
@@ -375,19 +396,9 @@ impl<T, V> Waiter<T, V> {
     /// Chooses this entry's party for its case (under the channel lock).
     #[inline]
     pub(crate) fn choose(&self) -> bool {
-        let state = &self.cx.cx().state;
-        let chosen = self.case + SELECTED_BASE;
-        if self.single {
-            if state.load(Ordering::Relaxed) != WAITING {
-                return false;
-            }
-            state.store(chosen, Ordering::Relaxed);
-            true
-        } else {
-            state
-                .compare_exchange(WAITING, chosen, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        }
+        self.cx
+            .cx()
+            .leave_waiting(self.case + SELECTED_BASE, self.single)
     }
 }
 
