@@ -2,7 +2,9 @@
 # Weft's channels beside crossbeam-channel (benches/chan.rs), run several
 # times in a row, with the ratio weft / crossbeam of each run and their
 # median. One run of this bench moves single ratios by up to 2x on a
-# 2-vCPU machine, so a claim needs the repeats.
+# 2-vCPU machine, so a claim needs the repeats. For claims, prefer
+# `cargo bench --bench chan_paired` (interleaved pairs with a confidence
+# interval; docs/performance.md, "Interleaved pairs").
 #
 #   scripts/bench-chan.sh              # 3 runs of every scenario
 #   RUNS=5 scripts/bench-chan.sh mpmc  # a criterion filter, more runs

@@ -1,0 +1,187 @@
+//! Weft's channels beside crossbeam-channel, measured in interleaved pairs.
+//!
+//! `benches/chan.rs` (criterion) times all of Weft's samples of a scenario
+//! and then all of crossbeam's. On the 2-vCPU development VM the machine
+//! itself changes under a run that long: the two vCPUs move between
+//! sharing a core complex and not (cache-line transfers 2-5x dearer), and
+//! the threads of the blocking scenarios flip between spinning and parking.
+//! Both libraries slow down together, but one may be timed in the fast
+//! state and the other in the slow one: single criterion ratios of the
+//! same code ranged from 0.38 to 2.27.
+//!
+//! Here every sample of Weft is paired with one of crossbeam taken right
+//! beside it (alternating which goes first), and the statistic is the
+//! median of the per-pair ratios, with a distribution-free 95% confidence
+//! interval (order statistics of the binomial sign test). Both wall time
+//! and process CPU time (`CLOCK_PROCESS_CPUTIME_ID`: all threads, spinning
+//! included) are reported.
+//!
+//! Run: `cargo bench --bench chan_paired -- [NAME ...] [--pairs N]
+//! [--sample-ms MS]`. A NAME selects a scenario (`spsc/1`) or a family
+//! (`spsc`); none runs all. Defaults: 31 pairs, samples of at least 20 ms
+//! (a sample repeats the scenario's iteration until then). `--only weft`
+//! (or `crossbeam`) runs one side alone, for `perf`. Results:
+//! docs/performance.md.
+
+use std::time::Instant;
+
+mod common;
+use common::*;
+
+/// Process CPU time (every thread), seconds.
+fn cpu_now() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Wall and CPU seconds of one sample: `reps` iterations of `f`.
+fn sample(f: &dyn Fn(), reps: u32) -> (f64, f64) {
+    let (t0, c0) = (Instant::now(), cpu_now());
+    for _ in 0..reps {
+        f();
+    }
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), cpu_now() - c0);
+    (wall / reps as f64, cpu / reps as f64)
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// The largest `k` with P(Binomial(n, 1/2) < k) <= 0.025: the median lies
+/// between the k-th smallest and the k-th largest value with at least 95%
+/// confidence (for n >= 6; 0 below, where no such interval exists).
+fn sign_test_rank(n: usize) -> usize {
+    let mut k = 0;
+    let mut below = 0.0; // P(X < k + 1) as k grows
+    let mut pmf = 0.5f64.powi(n as i32); // P(X = 0)
+    for i in 0..n {
+        below += pmf;
+        if below > 0.025 {
+            break;
+        }
+        k = i + 1;
+        pmf *= (n - i) as f64 / (i + 1) as f64;
+    }
+    k
+}
+
+/// `median [lo, hi]` of the ratios, and how many are below 1.
+fn summary(ratios: &[f64]) -> String {
+    let mut s = ratios.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    let k = sign_test_rank(n);
+    let ci = if k >= 1 {
+        format!("[{:.2}, {:.2}]", s[k - 1], s[n - k])
+    } else {
+        "-".into()
+    };
+    let wins = s.iter().filter(|&&r| r < 1.0).count();
+    format!("**{:.2}** {ci} | {wins}/{n}", median(&s))
+}
+
+fn ms(secs: f64) -> String {
+    format!("{:.3}", secs * 1e3)
+}
+
+fn main() {
+    let mut names = Vec::new();
+    let mut pairs = 31usize;
+    let mut sample_ms = 20.0f64;
+    let mut only = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--bench" => {}
+            "--pairs" => pairs = args.next().and_then(|v| v.parse().ok()).expect("--pairs N"),
+            "--sample-ms" => {
+                sample_ms = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--sample-ms MS")
+            }
+            "--only" => only = Some(args.next().expect("--only weft|crossbeam")),
+            _ if a.starts_with("--") => panic!("unknown option {a}"),
+            _ => names.push(a),
+        }
+    }
+    let selected = |name: &str| {
+        names.is_empty()
+            || names
+                .iter()
+                .any(|n| name == n || name.starts_with(&format!("{n}/")))
+    };
+    if let Some(lib) = only {
+        for s in scenarios().into_iter().filter(|s| selected(&s.name)) {
+            let f = match lib.as_str() {
+                "weft" => &s.weft,
+                "crossbeam" => &s.crossbeam,
+                _ => panic!("--only weft|crossbeam"),
+            };
+            let reps = ((sample_ms * 1e-3 / sample(&**f, 1).0).ceil() as u32).max(1);
+            let v: Vec<_> = (0..pairs).map(|_| sample(&**f, reps)).collect();
+            let wall = median(&v.iter().map(|x| x.0).collect::<Vec<_>>());
+            let cpu = median(&v.iter().map(|x| x.1).collect::<Vec<_>>());
+            println!("{} {lib}: wall {} ms, CPU {} ms", s.name, ms(wall), ms(cpu));
+        }
+        return;
+    }
+    println!(
+        "{pairs} interleaved pairs per scenario, samples of >= {sample_ms} ms; ratio = weft / \
+         crossbeam per pair: median [95% CI] | pairs where weft was faster\n"
+    );
+    println!(
+        "| scenario | weft wall (ms) | crossbeam wall (ms) | wall ratio | weft faster | \
+         weft CPU (ms) | crossbeam CPU (ms) | CPU ratio | weft cheaper |"
+    );
+    println!("|---|---:|---:|---|---:|---:|---:|---|---:|");
+    for s in scenarios().into_iter().filter(|s| selected(&s.name)) {
+        // Warm up both, and size the samples from the slower of the two.
+        let mut one = 0.0f64;
+        for _ in 0..2 {
+            one = one
+                .max(sample(&*s.weft, 1).0)
+                .max(sample(&*s.crossbeam, 1).0);
+        }
+        let reps = ((sample_ms * 1e-3 / one).ceil() as u32).max(1);
+        let (mut w, mut c) = (Vec::new(), Vec::new());
+        for i in 0..pairs {
+            if i % 2 == 0 {
+                w.push(sample(&*s.weft, reps));
+                c.push(sample(&*s.crossbeam, reps));
+            } else {
+                c.push(sample(&*s.crossbeam, reps));
+                w.push(sample(&*s.weft, reps));
+            }
+        }
+        let walls: Vec<f64> = w.iter().zip(&c).map(|(w, c)| w.0 / c.0).collect();
+        let cpus: Vec<f64> = w.iter().zip(&c).map(|(w, c)| w.1 / c.1).collect();
+        let col = |v: &[(f64, f64)], f: fn(&(f64, f64)) -> f64| {
+            ms(median(&v.iter().map(f).collect::<Vec<_>>()))
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            s.name,
+            col(&w, |x| x.0),
+            col(&c, |x| x.0),
+            summary(&walls),
+            col(&w, |x| x.1),
+            col(&c, |x| x.1),
+            summary(&cpus),
+        );
+    }
+}
