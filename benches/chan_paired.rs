@@ -50,6 +50,16 @@ fn sample(f: &dyn Fn(), reps: u32) -> (f64, f64) {
     (wall / reps as f64, cpu / reps as f64)
 }
 
+/// Iterations per sample: enough for `sample_ms`, given one takes `secs`.
+fn reps_for(sample_ms: f64, secs: f64) -> u32 {
+    ((sample_ms * 1e-3 / secs).ceil() as u32).max(1)
+}
+
+/// The median of the wall (`.0`) or CPU (`.1`) column of some samples.
+fn median_by(v: &[(f64, f64)], f: fn(&(f64, f64)) -> f64) -> f64 {
+    median(&v.iter().map(f).collect::<Vec<_>>())
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -132,10 +142,9 @@ fn main() {
                 "crossbeam" => &s.crossbeam,
                 _ => panic!("--only weft|crossbeam"),
             };
-            let reps = ((sample_ms * 1e-3 / sample(&**f, 1).0).ceil() as u32).max(1);
+            let reps = reps_for(sample_ms, sample(&**f, 1).0);
             let v: Vec<_> = (0..pairs).map(|_| sample(&**f, reps)).collect();
-            let wall = median(&v.iter().map(|x| x.0).collect::<Vec<_>>());
-            let cpu = median(&v.iter().map(|x| x.1).collect::<Vec<_>>());
+            let (wall, cpu) = (median_by(&v, |x| x.0), median_by(&v, |x| x.1));
             println!("{} {lib}: wall {} ms, CPU {} ms", s.name, ms(wall), ms(cpu));
         }
         return;
@@ -157,7 +166,7 @@ fn main() {
                 .max(sample(&*s.weft, 1).0)
                 .max(sample(&*s.crossbeam, 1).0);
         }
-        let reps = ((sample_ms * 1e-3 / one).ceil() as u32).max(1);
+        let reps = reps_for(sample_ms, one);
         let (mut w, mut c) = (Vec::new(), Vec::new());
         for i in 0..pairs {
             if i % 2 == 0 {
@@ -170,17 +179,14 @@ fn main() {
         }
         let walls: Vec<f64> = w.iter().zip(&c).map(|(w, c)| w.0 / c.0).collect();
         let cpus: Vec<f64> = w.iter().zip(&c).map(|(w, c)| w.1 / c.1).collect();
-        let col = |v: &[(f64, f64)], f: fn(&(f64, f64)) -> f64| {
-            ms(median(&v.iter().map(f).collect::<Vec<_>>()))
-        };
         println!(
             "| {} | {} | {} | {} | {} | {} | {} |",
             s.name,
-            col(&w, |x| x.0),
-            col(&c, |x| x.0),
+            ms(median_by(&w, |x| x.0)),
+            ms(median_by(&c, |x| x.0)),
             summary(&walls),
-            col(&w, |x| x.1),
-            col(&c, |x| x.1),
+            ms(median_by(&w, |x| x.1)),
+            ms(median_by(&c, |x| x.1)),
             summary(&cpus),
         );
     }
