@@ -38,7 +38,8 @@ use std::ops::{Deref, DerefMut};
 
 use super::sync::{Arc, AtomicUsize, Backoff, Mutex, MutexGuard, Ordering};
 use super::waiter::{
-    block_on, context_in, hint, keep_in, Check, Owned, Parkable, WaitSlot, Waiter,
+    block_on, block_on_spinning, context_in, hint, keep_in, Check, Owned, Parkable, WaitSlot,
+    Waiter,
 };
 use super::{CloseError, Outcome, SendError, TryRecvError, TrySendError};
 use std::task::Waker;
@@ -458,8 +459,8 @@ impl<T: Send> Chan<T> {
     /// buffered channel it first retries for a few microseconds (crossbeam's
     /// `Backoff`, as crossbeam's array flavour does): room appears as soon as
     /// any receiver runs, far sooner than a parked thread wakes up. An
-    /// unbuffered send needs a receiver that is already parked, so it parks
-    /// at once (see `waiter::block_on`).
+    /// unbuffered send needs a queued receiver, so it queues at once, then
+    /// spins for a few microseconds before parking (see `waiter::block_on`).
     pub fn send_blocking(&self, mut v: T) -> Result<(), SendError<T>> {
         let backoff = Backoff::new();
         loop {
@@ -468,7 +469,10 @@ impl<T: Send> Chan<T> {
                 Err(TrySendError::Closed(v)) => return Err(SendError(v)),
                 Err(TrySendError::Full(back)) => v = back,
             }
-            if self.inner.cap == 0 || backoff.is_completed() {
+            if self.inner.cap == 0 {
+                return block_on_spinning(self.send(v));
+            }
+            if backoff.is_completed() {
                 return block_on(self.send(v));
             }
             backoff.snooze();
@@ -485,7 +489,10 @@ impl<T: Send> Chan<T> {
                 Err(TryRecvError::Closed) => return None,
                 Err(TryRecvError::Empty) => {}
             }
-            if self.inner.cap == 0 || backoff.is_completed() {
+            if self.inner.cap == 0 {
+                return block_on_spinning(self.recv());
+            }
+            if backoff.is_completed() {
                 return block_on(self.recv());
             }
             backoff.snooze();

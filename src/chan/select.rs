@@ -69,7 +69,8 @@ use super::ring::Words;
 use super::state::{RecvStep, SendStep};
 use super::sync::Backoff;
 use super::waiter::{
-    block_on, context_in, hint, keep_in, Check, Handoff, Owned, Parkable, WaitSlot, Waiter,
+    block_on, block_on_spinning, context_in, hint, keep_in, Check, Handoff, Owned, Parkable,
+    WaitSlot, Waiter,
 };
 use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 
@@ -321,13 +322,16 @@ impl<'a, T: Send> Select<'a, T> {
     /// `select` for a plain thread: parks the thread while blocked. If a
     /// case names a buffered channel it first retries pass 1 for a few
     /// microseconds, as `Chan::send_blocking` does (same poll order, so the
-    /// draws from `rng` do not depend on timing).
+    /// draws from `rng` do not depend on timing); if every case is
+    /// unbuffered (or nil) it queues at once and spins briefly before
+    /// parking (`waiter::block_on`).
     pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
         let run = Run::new(&self, rng);
         let buffered = self
             .cases
             .iter()
             .any(|c| c.chan().is_some_and(|ch| ch.cap() > 0));
+
         if buffered {
             let backoff = Backoff::new();
             loop {
@@ -344,11 +348,16 @@ impl<'a, T: Send> Select<'a, T> {
                 backoff.snooze();
             }
         }
-        block_on(SelectFut {
+        let fut = SelectFut {
             sel: self,
             run,
             slot: None,
-        })
+        };
+        if buffered {
+            block_on(fut)
+        } else {
+            block_on_spinning(fut)
+        }
     }
 }
 
