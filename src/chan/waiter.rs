@@ -491,8 +491,8 @@ pub(crate) fn block_on_spinning<F: Parkable>(mut fut: F) -> F::Output {
 /// How long a queued thread watches its `delivered` flag before it parks:
 /// about two futex wake-ups on these machines, so a partner that is
 /// running (or being woken) completes the operation while the waiter is
-/// still awake, and a wait that outlasts the spin costs at most twice what
-/// parking at once would (the ski-rental bound).
+/// still awake, and a wait that outlasts the spin wastes at most this much
+/// of one CPU.
 #[cfg(not(loom))]
 const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(20);
 
