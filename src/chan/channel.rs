@@ -460,7 +460,8 @@ impl<T: Send> Chan<T> {
     /// `Backoff`, as crossbeam's array flavour does): room appears as soon as
     /// any receiver runs, far sooner than a parked thread wakes up. An
     /// unbuffered send needs a queued receiver, so it queues at once, then
-    /// spins for a few microseconds before parking (see `waiter::block_on`).
+    /// spins for a few microseconds before parking (see
+    /// `waiter::block_on_spinning`).
     pub fn send_blocking(&self, mut v: T) -> Result<(), SendError<T>> {
         let backoff = Backoff::new();
         loop {

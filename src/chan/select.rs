@@ -324,14 +324,13 @@ impl<'a, T: Send> Select<'a, T> {
     /// microseconds, as `Chan::send_blocking` does (same poll order, so the
     /// draws from `rng` do not depend on timing); if every case is
     /// unbuffered (or nil) it queues at once and spins briefly before
-    /// parking (`waiter::block_on`).
+    /// parking (`waiter::block_on_spinning`).
     pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
         let run = Run::new(&self, rng);
         let buffered = self
             .cases
             .iter()
             .any(|c| c.chan().is_some_and(|ch| ch.cap() > 0));
-
         if buffered {
             let backoff = Backoff::new();
             loop {
