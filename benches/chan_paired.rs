@@ -17,9 +17,14 @@
 //! included) are reported.
 //!
 //! Run: `cargo bench --bench chan_paired -- [NAME ...] [--pairs N]
-//! [--sample-ms MS]`. A NAME selects a scenario (`spsc/1`) or a family
-//! (`spsc`); none runs all. Defaults: 31 pairs, samples of at least 20 ms
-//! (a sample repeats the scenario's iteration until then). `--only weft`
+//! [--sample-ms MS] [--rounds R]`. A NAME selects a scenario (`spsc/1`) or
+//! a family (`spsc`); none runs all. Defaults: 31 pairs, samples of at
+//! least 20 ms (a sample repeats the scenario's iteration until then), one
+//! round. With `--rounds R` the whole list of scenarios is run R times
+//! over and each scenario's statistics pool its pairs from every round:
+//! a round of one scenario lasts seconds, within one state of the machine,
+//! and R rounds spread it over minutes, so the interval covers the states
+//! the machine moved through rather than the one it happened to be in. `--only weft`
 //! (or `crossbeam`) runs one side alone, for `perf`. Results:
 //! docs/performance.md.
 
@@ -39,6 +44,9 @@ fn cpu_now() -> f64 {
     assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
+
+/// Wall and CPU seconds of one sample.
+type Sample = (f64, f64);
 
 /// Wall and CPU seconds of one sample: `reps` iterations of `f`.
 fn sample(f: &dyn Fn(), reps: u32) -> (f64, f64) {
@@ -112,6 +120,7 @@ fn main() {
     let mut names = Vec::new();
     let mut pairs = 31usize;
     let mut sample_ms = 20.0f64;
+    let mut rounds = 1usize;
     let mut only = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -123,6 +132,12 @@ fn main() {
                     .next()
                     .and_then(|v| v.parse().ok())
                     .expect("--sample-ms MS")
+            }
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--rounds N")
             }
             "--only" => only = Some(args.next().expect("--only weft|crossbeam")),
             _ if a.starts_with("--") => panic!("unknown option {a}"),
@@ -150,43 +165,56 @@ fn main() {
         return;
     }
     println!(
-        "{pairs} interleaved pairs per scenario, samples of >= {sample_ms} ms; ratio = weft / \
-         crossbeam per pair: median [95% CI] | pairs where weft was faster\n"
+        "{pairs} interleaved pairs per scenario and round, {rounds} round(s), samples of >= \
+         {sample_ms} ms; ratio = weft / crossbeam per pair: median [95% CI] | pairs where weft \
+         was faster\n"
     );
+    let chosen: Vec<Scenario> = scenarios()
+        .into_iter()
+        .filter(|s| selected(&s.name))
+        .collect();
+    // Per scenario: Weft's and crossbeam's samples, pooled over the rounds.
+    let mut taken: Vec<(Vec<Sample>, Vec<Sample>)> = vec![Default::default(); chosen.len()];
+    for round in 0..rounds {
+        if rounds > 1 {
+            eprintln!("round {} of {rounds}", round + 1);
+        }
+        for (s, (w, c)) in chosen.iter().zip(&mut taken) {
+            // Warm up both, and size the samples from the slower of the two.
+            let mut one = 0.0f64;
+            for _ in 0..2 {
+                one = one
+                    .max(sample(&*s.weft, 1).0)
+                    .max(sample(&*s.crossbeam, 1).0);
+            }
+            let reps = reps_for(sample_ms, one);
+            for i in 0..pairs {
+                if i % 2 == 0 {
+                    w.push(sample(&*s.weft, reps));
+                    c.push(sample(&*s.crossbeam, reps));
+                } else {
+                    c.push(sample(&*s.crossbeam, reps));
+                    w.push(sample(&*s.weft, reps));
+                }
+            }
+        }
+    }
     println!(
         "| scenario | weft wall (ms) | crossbeam wall (ms) | wall ratio | weft faster | \
          weft CPU (ms) | crossbeam CPU (ms) | CPU ratio | weft cheaper |"
     );
     println!("|---|---:|---:|---|---:|---:|---:|---|---:|");
-    for s in scenarios().into_iter().filter(|s| selected(&s.name)) {
-        // Warm up both, and size the samples from the slower of the two.
-        let mut one = 0.0f64;
-        for _ in 0..2 {
-            one = one
-                .max(sample(&*s.weft, 1).0)
-                .max(sample(&*s.crossbeam, 1).0);
-        }
-        let reps = reps_for(sample_ms, one);
-        let (mut w, mut c) = (Vec::new(), Vec::new());
-        for i in 0..pairs {
-            if i % 2 == 0 {
-                w.push(sample(&*s.weft, reps));
-                c.push(sample(&*s.crossbeam, reps));
-            } else {
-                c.push(sample(&*s.crossbeam, reps));
-                w.push(sample(&*s.weft, reps));
-            }
-        }
-        let walls: Vec<f64> = w.iter().zip(&c).map(|(w, c)| w.0 / c.0).collect();
-        let cpus: Vec<f64> = w.iter().zip(&c).map(|(w, c)| w.1 / c.1).collect();
+    for (s, (w, c)) in chosen.iter().zip(&taken) {
+        let walls: Vec<f64> = w.iter().zip(c).map(|(w, c)| w.0 / c.0).collect();
+        let cpus: Vec<f64> = w.iter().zip(c).map(|(w, c)| w.1 / c.1).collect();
         println!(
             "| {} | {} | {} | {} | {} | {} | {} |",
             s.name,
-            ms(median_by(&w, |x| x.0)),
-            ms(median_by(&c, |x| x.0)),
+            ms(median_by(w, |x| x.0)),
+            ms(median_by(c, |x| x.0)),
             summary(&walls),
-            ms(median_by(&w, |x| x.1)),
-            ms(median_by(&c, |x| x.1)),
+            ms(median_by(w, |x| x.1)),
+            ms(median_by(c, |x| x.1)),
             summary(&cpus),
         );
     }
