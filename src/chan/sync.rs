@@ -4,9 +4,9 @@
 //! through here, so that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked
 //! types (tokio's `loom` facade is the model). Normal builds use `parking_lot`
 //! for the mutex (with crossbeam's `Backoff` when contended), `Backoff`
-//! for the short retry of buffered `_blocking` operations and the ring's
-//! spin waits, and `std` for the rest (atomics, fences, `UnsafeCell` with
-//! loom's `with_mut` interface).
+//! for the short retry of a buffered select (sends and receives use
+//! `waiter::Retry`) and the ring's spin waits, and `std` for the rest
+//! (atomics, fences, `UnsafeCell` with loom's `with_mut` interface).
 //!
 //! Invariant: nothing in this module can panic. loom's `Mutex::lock` returns a
 //! `LockResult`; a poisoned lock is impossible here (no code under a channel

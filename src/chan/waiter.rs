@@ -442,7 +442,7 @@ pub(crate) fn hint<T>(cx: &Option<Owned<T>>) -> bool {
 
 /// Runs a channel future to completion on this thread, parking it while
 /// the operation is queued. It parks at once: the callers on buffered
-/// channels have already retried (crossbeam's `Backoff`, before queuing),
+/// channels have already retried (`Retry` or `Backoff`, before queuing),
 /// and a waiter that keeps watching instead of sleeping is handed one value
 /// at a time under the lock, where a sleeping one lets the buffer fill
 /// (spinning here made spsc/1024 1.4 times slower). A spurious unpark
@@ -486,6 +486,127 @@ fn park_until_ready<F: Parkable>(mut fut: F, cx: &mut TaskContext<'_>) -> F::Out
             super::sync::park();
         }
     }
+}
+
+/// The retry of a buffered `_blocking` operation that found the channel
+/// full (a send) or empty (a receive), before it queues and parks. Its
+/// schedule is crossbeam's `Backoff`: snooze `k` spins `2^k` pauses while
+/// `k <= 6`, then yields, and the retry is used up after snooze 10. A
+/// thread whose long spins stopped paying off spins only while `k <= 3`
+/// and yields from there.
+///
+/// Why: a pause-spin helps only while the partner runs on another CPU.
+/// With more runnable threads than CPUs (four senders and a receiver on
+/// two vCPUs) the spinning thread holds a CPU that the partner, or another
+/// party it waits behind, needs; yielding earlier made mpsc/1 and mpmc/1
+/// about twice as fast. With one thread a side on two CPUs the long spin
+/// is what catches the partner, and yielding early cost spsc/1 about 20%.
+/// So each thread keeps a score of its own recent retries (a thread's
+/// role, sender or receiver in some pattern, is usually stable):
+/// a retry that ran the long spin and succeeded during snoozes 4 to 6 (the
+/// part the short spin leaves out) raises it by 2; one that still had to
+/// yield or park lowers it by 1; the long spin is used while the score is
+/// not negative, and in one retry of 16 regardless, so that a thread that
+/// gave it up notices when it would pay again.
+#[cfg(not(loom))]
+pub(crate) struct Retry {
+    step: std::cell::Cell<u32>,
+    /// The last snooze that spins: `LONG_SPIN` or `SHORT_SPIN`.
+    spin: u32,
+}
+
+#[cfg(not(loom))]
+const LONG_SPIN: u32 = 6;
+#[cfg(not(loom))]
+const SHORT_SPIN: u32 = 3;
+/// The retry is used up after this snooze (crossbeam's `YIELD_LIMIT`).
+#[cfg(not(loom))]
+const RETRY_STEPS: u32 = 10;
+
+#[cfg(not(loom))]
+thread_local! {
+    /// This thread's `(score, retries)`; see [`Retry`].
+    static RETRY_SCORE: std::cell::Cell<(i32, u32)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+#[cfg(not(loom))]
+impl Retry {
+    #[inline]
+    pub(crate) fn new() -> Self {
+        let (score, retries) = RETRY_SCORE.get();
+        RETRY_SCORE.set((score, retries.wrapping_add(1)));
+        let spin = if score >= 0 || retries % 16 == 0 {
+            LONG_SPIN
+        } else {
+            SHORT_SPIN
+        };
+        Retry {
+            step: std::cell::Cell::new(0),
+            spin,
+        }
+    }
+
+    /// Waits one step: spins `2^k` pauses, or yields.
+    #[inline]
+    pub(crate) fn snooze(&self) {
+        let k = self.step.get();
+        if k <= self.spin {
+            for _ in 0..1u32 << k {
+                std::hint::spin_loop();
+            }
+        } else {
+            std::thread::yield_now();
+        }
+        if k <= RETRY_STEPS {
+            self.step.set(k + 1);
+        }
+    }
+
+    /// True once the retry is used up: queue and park.
+    #[inline]
+    pub(crate) fn is_completed(&self) -> bool {
+        self.step.get() > RETRY_STEPS
+    }
+
+    /// The retry ended (the operation completed, or the retry was used
+    /// up): scores the long spin, if this retry ran it.
+    #[inline]
+    pub(crate) fn finish(&self) {
+        if self.spin != LONG_SPIN {
+            return;
+        }
+        let done_after = self.step.get();
+        let d = if done_after > LONG_SPIN + 1 {
+            -1
+        } else if done_after > SHORT_SPIN + 1 {
+            2
+        } else {
+            0
+        };
+        if d != 0 {
+            let (score, retries) = RETRY_SCORE.get();
+            RETRY_SCORE.set(((score + d).clamp(-16, 16), retries));
+        }
+    }
+}
+
+/// No optional retrying under loom (every retry would multiply the
+/// interleavings): used up at once.
+#[cfg(loom)]
+pub(crate) struct Retry;
+
+#[cfg(loom)]
+impl Retry {
+    pub(crate) fn new() -> Self {
+        Retry
+    }
+    pub(crate) fn snooze(&self) {
+        loom::thread::yield_now();
+    }
+    pub(crate) fn is_completed(&self) -> bool {
+        true
+    }
+    pub(crate) fn finish(&self) {}
 }
 
 /// How long a queued thread watches its `delivered` flag before it parks:
@@ -544,3 +665,58 @@ fn spin_until(ready: impl Fn() -> bool) {
 /// loom explores every interleaving instead: park at once.
 #[cfg(loom)]
 fn spin_until(_ready: impl Fn() -> bool) {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Runs one retry that ends after `snoozes` snoozes; returns whether
+    /// it used the long spin.
+    fn retry(snoozes: u32) -> bool {
+        let r = Retry::new();
+        for _ in 0..snoozes {
+            if r.is_completed() {
+                break;
+            }
+            r.snooze();
+        }
+        r.finish();
+        r.spin == LONG_SPIN
+    }
+
+    #[test]
+    fn retry_keeps_the_long_spin_while_it_pays_and_drops_it_when_it_does_not() {
+        // A fresh thread: score 0.
+        std::thread::spawn(|| {
+            assert!(retry(2), "a new thread starts with the long spin");
+            // Retries that outlast the long spin (used up: parked).
+            let long: Vec<bool> = (0..40).map(|_| retry(RETRY_STEPS + 1)).collect();
+            assert!(long[0], "the first failure is scored with the long spin");
+            let tail = &long[20..];
+            let used = tail.iter().filter(|&&l| l).count();
+            assert!(
+                (1..=2).contains(&used),
+                "after repeated failures only one retry in 16 tries the long spin: {used} of {}",
+                tail.len()
+            );
+            // Retries that the long spin catches (done in snooze 5 or 6)
+            // win it back: the probes that use it raise the score by 2.
+            let mut back = false;
+            for _ in 0..200 {
+                if retry(LONG_SPIN) {
+                    back = true;
+                }
+                if back && retry(LONG_SPIN) && retry(LONG_SPIN) {
+                    break;
+                }
+            }
+            assert!(back && retry(0), "the long spin comes back once it pays");
+            // A retry that succeeds in the short spin's range says nothing.
+            let before = RETRY_SCORE.get().0;
+            retry(2);
+            assert_eq!(RETRY_SCORE.get().0, before);
+        })
+        .join()
+        .unwrap();
+    }
+}
