@@ -500,7 +500,7 @@ fn park_until_ready<F: Parkable>(mut fut: F, cx: &mut TaskContext<'_>) -> F::Out
 /// two vCPUs) the spinning thread holds a CPU that the partner, or another
 /// party it waits behind, needs; yielding earlier made mpsc/1 and mpmc/1
 /// about twice as fast. With one thread a side on two CPUs the long spin
-/// is what catches the partner, and yielding early cost spsc/1 about 20%.
+/// is what catches the partner, and yielding early made spsc/1 up to 30% slower.
 /// So each thread keeps a score of its own recent retries (a thread's
 /// role, sender or receiver in some pattern, is usually stable):
 /// a retry that ran the long spin and succeeded during snoozes 4 to 6 (the
