@@ -24,8 +24,8 @@
 //! over and each scenario's statistics pool its pairs from every round:
 //! a round of one scenario lasts seconds, within one state of the machine,
 //! and R rounds spread it over minutes, so the interval covers the states
-//! the machine moved through rather than the one it happened to be in. `--only weft`
-//! (or `crossbeam`) runs one side alone, for `perf`. Results:
+//! the machine moved through rather than the one it happened to be in.
+//! `--only weft` (or `crossbeam`) runs one side alone, for `perf`. Results:
 //! docs/performance.md.
 
 use std::time::Instant;
@@ -48,8 +48,8 @@ fn cpu_now() -> f64 {
 /// Wall and CPU seconds of one sample.
 type Sample = (f64, f64);
 
-/// Wall and CPU seconds of one sample: `reps` iterations of `f`.
-fn sample(f: &dyn Fn(), reps: u32) -> (f64, f64) {
+/// One sample: `reps` iterations of `f`, per iteration.
+fn sample(f: &dyn Fn(), reps: u32) -> Sample {
     let (t0, c0) = (Instant::now(), cpu_now());
     for _ in 0..reps {
         f();
@@ -64,7 +64,7 @@ fn reps_for(sample_ms: f64, secs: f64) -> u32 {
 }
 
 /// The median of the wall (`.0`) or CPU (`.1`) column of some samples.
-fn median_by(v: &[(f64, f64)], f: fn(&(f64, f64)) -> f64) -> f64 {
+fn median_by(v: &[Sample], f: fn(&Sample) -> f64) -> f64 {
     median(&v.iter().map(f).collect::<Vec<_>>())
 }
 

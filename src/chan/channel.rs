@@ -481,7 +481,7 @@ impl<T: Send> Chan<T> {
     #[cold]
     #[inline(never)]
     fn send_retrying(&self, mut v: T) -> Result<(), SendError<T>> {
-        let retry = Retry::new();
+        let mut retry = Retry::new();
         loop {
             if retry.is_completed() {
                 retry.finish();
@@ -518,7 +518,7 @@ impl<T: Send> Chan<T> {
     #[cold]
     #[inline(never)]
     fn recv_retrying(&self) -> Option<T> {
-        let retry = Retry::new();
+        let mut retry = Retry::new();
         loop {
             if retry.is_completed() {
                 retry.finish();

@@ -510,7 +510,8 @@ fn park_until_ready<F: Parkable>(mut fut: F, cx: &mut TaskContext<'_>) -> F::Out
 /// gave it up notices when it would pay again.
 #[cfg(not(loom))]
 pub(crate) struct Retry {
-    step: std::cell::Cell<u32>,
+    /// Snoozes taken so far.
+    step: u32,
     /// The last snooze that spins: `LONG_SPIN` or `SHORT_SPIN`.
     spin: u32,
 }
@@ -540,32 +541,26 @@ impl Retry {
         } else {
             SHORT_SPIN
         };
-        Retry {
-            step: std::cell::Cell::new(0),
-            spin,
-        }
+        Retry { step: 0, spin }
     }
 
     /// Waits one step: spins `2^k` pauses, or yields.
     #[inline]
-    pub(crate) fn snooze(&self) {
-        let k = self.step.get();
-        if k <= self.spin {
-            for _ in 0..1u32 << k {
+    pub(crate) fn snooze(&mut self) {
+        if self.step <= self.spin {
+            for _ in 0..1u32 << self.step {
                 std::hint::spin_loop();
             }
         } else {
             std::thread::yield_now();
         }
-        if k <= RETRY_STEPS {
-            self.step.set(k + 1);
-        }
+        self.step += 1;
     }
 
     /// True once the retry is used up: queue and park.
     #[inline]
     pub(crate) fn is_completed(&self) -> bool {
-        self.step.get() > RETRY_STEPS
+        self.step > RETRY_STEPS
     }
 
     /// The retry ended (the operation completed, or the retry was used
@@ -575,10 +570,9 @@ impl Retry {
         if self.spin != LONG_SPIN {
             return;
         }
-        let done_after = self.step.get();
-        let d = if done_after > LONG_SPIN + 1 {
+        let d = if self.step > LONG_SPIN + 1 {
             -1
-        } else if done_after > SHORT_SPIN + 1 {
+        } else if self.step > SHORT_SPIN + 1 {
             2
         } else {
             0
@@ -600,7 +594,7 @@ impl Retry {
     pub(crate) fn new() -> Self {
         Retry
     }
-    pub(crate) fn snooze(&self) {
+    pub(crate) fn snooze(&mut self) {
         loom::thread::yield_now();
     }
     pub(crate) fn is_completed(&self) -> bool {
@@ -673,7 +667,7 @@ mod tests {
     /// Runs one retry that ends after `snoozes` snoozes; returns whether
     /// it used the long spin.
     fn retry(snoozes: u32) -> bool {
-        let r = Retry::new();
+        let mut r = Retry::new();
         for _ in 0..snoozes {
             if r.is_completed() {
                 break;
