@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Weft's channels beside crossbeam-channel (benches/chan.rs), run several
+# Weft's channels beside crossbeam-channel (crates/chan/benches/chan.rs), run several
 # times in a row, with the ratio weft / crossbeam of each run and their
 # median. One run of this bench moves single ratios by up to 2x on a
 # 2-vCPU machine, so a claim needs the repeats. For claims, prefer
-# `cargo bench --bench chan_paired` (interleaved pairs with a confidence
+# `cargo bench -p weft-chan --bench chan_paired` (interleaved pairs with a confidence
 # interval; docs/performance.md, "Interleaved pairs").
 #
 #   scripts/bench-chan.sh              # 3 runs of every scenario
 #   RUNS=5 scripts/bench-chan.sh mpmc  # a criterion filter, more runs
 #
-# Each run is `cargo bench --bench chan -- --warm-up-time 0.5
+# Each run is `cargo bench -p weft-chan --bench chan -- --warm-up-time 0.5
 # --measurement-time 2 [FILTER]`; the time taken per scenario is
 # criterion's median estimate. Prints a markdown table.
 set -euo pipefail
@@ -18,9 +18,9 @@ RUNS=${RUNS:-3}
 FILTER=${1:-}
 OUT=target/bench-chan
 mkdir -p "$OUT"
-cargo bench --bench chan --no-run --quiet 2>/dev/null
+cargo bench -p weft-chan --bench chan --no-run --quiet 2>/dev/null
 for r in $(seq 1 "$RUNS"); do
-    cargo bench --bench chan -- --warm-up-time 0.5 --measurement-time 2 $FILTER \
+    cargo bench -p weft-chan --bench chan -- --warm-up-time 0.5 --measurement-time 2 $FILTER \
         >"$OUT/run$r.txt" 2>&1
 done
 python3 - "$OUT" "$RUNS" <<'PY'

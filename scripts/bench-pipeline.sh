@@ -9,7 +9,7 @@
 #     the program measures it with now(), and again from a `--trace` run
 #     (busy = the union of a task's "run" and op spans).
 #  3. Milliseconds per epoch, reading included, next to numpy by hand and
-#     PyTorch's plain loop (bench/pytorch/) when python3 has them.
+#     PyTorch's plain loop (crates/weft/benches/pytorch/) when python3 has them.
 #  4. With --svg: docs/timeline.svg from a short traced run, cropped to a
 #     few training steps, tracks named after their stage.
 #
@@ -164,7 +164,7 @@ fi
 
 # Baselines: the same model, batch, learning rate and epochs.
 for impl in numpy torch; do
-	script=bench/pytorch/train_digits_$impl.py
+	script=crates/weft/benches/pytorch/train_digits_$impl.py
 	if "$py" -c "import $impl" 2>/dev/null; then
 		for i in $(seq "$runs"); do "$py" "$script" --epochs "$epochs" >"$tmp/$impl.$i"; done
 		label="numpy by hand"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Weft vs Go on the same programs (bench/programs/NAME.weft beside NAME.go).
+# Weft vs Go on the same programs (crates/weft/benches/programs/NAME.weft beside NAME.go).
 #
 # Builds `weft` in release mode and each Go program with `go build`, then
 # times every program several times, once with the default number of
@@ -30,13 +30,13 @@ mkdir -p "$OUT"
 if [ $# -gt 0 ]; then
     PROGRAMS="$*"
 else
-    PROGRAMS=$(cd bench/programs && ls ./*.weft | sed 's|^\./||; s|\.weft$||')
+    PROGRAMS=$(cd crates/weft/benches/programs && ls ./*.weft | sed 's|^\./||; s|\.weft$||')
 fi
 
 cargo build --release --quiet --bin weft
 WEFT=target/release/weft
 for p in $PROGRAMS; do
-    go build -o "$OUT/$p" "bench/programs/$p.go"
+    go build -o "$OUT/$p" "crates/weft/benches/programs/$p.go"
 done
 
 # measure CMD...: prints "WALL CPU": the median wall-clock milliseconds of
@@ -67,7 +67,7 @@ echo "| program | workers | Go wall (ms) | Weft wall (ms) | wall Weft/Go | Go CP
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for p in $PROGRAMS; do
     want=$("$OUT/$p")
-    got=$("$WEFT" run "bench/programs/$p.weft")
+    got=$("$WEFT" run "crates/weft/benches/programs/$p.weft")
     if [ "$want" != "$got" ]; then
         echo "$p: outputs differ: Go printed '$want', Weft printed '$got'" >&2
         exit 1
@@ -76,13 +76,13 @@ for p in $PROGRAMS; do
         if [ "$w" = default ]; then
             label="default ($(nproc))"
             go=$(measure "$OUT/$p")
-            weft=$(measure "$WEFT" run "bench/programs/$p.weft")
+            weft=$(measure "$WEFT" run "crates/weft/benches/programs/$p.weft")
         else
             label=$w
             export GOMAXPROCS=$w
             go=$(measure "$OUT/$p")
             unset GOMAXPROCS
-            weft=$(measure "$WEFT" run --workers "$w" "bench/programs/$p.weft")
+            weft=$(measure "$WEFT" run --workers "$w" "crates/weft/benches/programs/$p.weft")
         fi
         echo "$go $weft" | awk -v p="$p" -v l="$label" '{
             printf "| %s | %s | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |\n",

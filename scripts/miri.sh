@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Miri over the channel and run-queue code: tests/chan_basic.rs (channels and
+# Miri over the channel and run-queue code: crates/chan/tests/chan_basic.rs (channels and
 # select through real threads), the runtime's unit tests (the task state
-# machine) and a tiny tests/stress_channels.rs run (the scheduler's queues,
+# machine) and a tiny crates/rt/tests/stress_channels.rs run (the scheduler's queues,
 # stealing and parking with channels on top). Weft's own `unsafe` is
 # small (the runtime's task body, owned by the worker that set it RUNNING,
 # and the interpreter's scalar frame copy); Miri checks it and the `unsafe`
@@ -63,9 +63,13 @@ export WEFT_STRESS_TASKS=${WEFT_STRESS_TASKS:-8}
 export WEFT_STRESS_MESSAGES=${WEFT_STRESS_MESSAGES:-200}
 export WEFT_STRESS_TIMEOUT_SECS=${WEFT_STRESS_TIMEOUT_SECS:-3600}
 
-run cargo "+$tc" miri test -p weft --lib runtime::
+run cargo "+$tc" miri test -p weft-rt --lib
 for t in $tests; do
-    run cargo "+$tc" miri test -p weft --test "$t"
+    case $t in
+        chan_*) pkg=weft-chan ;;
+        *) pkg=weft-rt ;;
+    esac
+    run cargo "+$tc" miri test -p "$pkg" --test "$t"
 done
 
 echo "miri: $passed passed, $failed failed"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the CUDA backend without a GPU: compiles every kernel's CUDA C with
-# NVRTC (tests/cuda_kernels_compile.rs) and checks the cuBLAS arguments
-# against a reference SGEMM (the unit tests of src/device/cuda.rs). NVRTC
+# NVRTC (crates/tensor/tests/cuda_kernels_compile.rs) and checks the cuBLAS arguments
+# against a reference SGEMM (the unit tests of crates/tensor/src/device/cuda.rs). NVRTC
 # needs no driver and no device, only libnvrtc.so.13, which this script
 # installs from PyPI's `nvidia-cuda-nvrtc` wheel (CUDA 13) when missing:
 #
@@ -13,12 +13,12 @@
 # By hand, the same check is:
 #
 #   LD_LIBRARY_PATH=$WEFT_NVRTC_DIR/nvidia-cuda-nvrtc/nvidia/cu13/lib \
-#     cargo test --features cuda --test cuda_kernels_compile -- --nocapture
+#     cargo test -p weft-tensor --features cuda --test cuda_kernels_compile -- --nocapture
 #
 # With --gpu (on a machine with an NVIDIA driver), it also installs cuBLAS
 # from the `nvidia-cublas` wheel into the same directory, which the backend
 # needs besides the driver, and runs the GPU-vs-CPU tests
-# (tests/tensor_gpu.rs), which then must not skip.
+# (crates/tensor/tests/tensor_gpu.rs), which then must not skip.
 #
 # Environment:
 #   WEFT_NVRTC_DIR  where the wheels are installed (default ~/.cache/weft-nvrtc)
@@ -65,7 +65,7 @@ if [ "$gpu" = 1 ]; then
     export LD_LIBRARY_PATH="$blasdir:$LD_LIBRARY_PATH"
 fi
 
-cargo test --features cuda --lib device::cuda
+cargo test -p weft-tensor --features cuda --lib device::cuda
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -89,11 +89,11 @@ run_unskipped() {
 }
 
 run_unskipped "the test skipped although libnvrtc is in $libdir" \
-    --features cuda --test cuda_kernels_compile -- --nocapture
+    -p weft-tensor --features cuda --test cuda_kernels_compile -- --nocapture
 echo "nvrtc-check: the kernels compile with NVRTC"
 
 if [ "$gpu" = 1 ]; then
     run_unskipped "the GPU tests skipped (no usable GPU; see the reason above)" \
-        --features cuda --test tensor_gpu -- --nocapture --test-threads 1
+        -p weft-tensor --features cuda --test tensor_gpu -- --nocapture --test-threads 1
     echo "nvrtc-check: the GPU kernels match the CPU kernels"
 fi

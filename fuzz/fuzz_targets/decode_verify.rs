@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let again = weft_ir::decode(&bytes).expect("re-encoded program decodes");
     assert_eq!(weft_ir::encode(&again), bytes, "encode/decode round trip");
     if weft_ir::verify(&p).is_ok() {
-        if let Err(e) = weft::interp::lower(&p) {
+        if let Err(e) = weft_interp::lower(&p) {
             panic!(
                 "verified program does not lower: {e}\n{}",
                 weft_ir::dump(&p)

@@ -17,7 +17,7 @@ pub mod gen;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use weft::interp::{render_outcome, run_program, RunConfig};
+use weft_interp::{render_outcome, run_program, RunConfig};
 use weft_ir::ProgramDesc;
 
 /// How long one run of a generated program may take before the watchdog

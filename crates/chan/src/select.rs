@@ -1,0 +1,812 @@
+//! `Select<'a, T>`: Go's `select` over cases built at run time (`selectgo`).
+//! A case names its channel by value (`recv`, `send`: the select owns a
+//! handle) or by reference (`recv_ref`, `send_ref`: no reference-count
+//! traffic, for a select that lives shorter than its channels).
+//!
+//! The protocol below runs over any [`Cases`]: a `Select` is one; the
+//! interpreter's `select` instruction is another, reading its channels and
+//! send values straight from the task's frame, so running a select there
+//! builds no case list at all (building and moving one was about a sixth
+//! of a 4-way select fan-in).
+//!
+//! Protocol, in numbered steps (Go's `runtime/select.go`):
+//! 1. `pollorder`: the non-nil cases in a uniformly random order, drawn from
+//!    the caller's `fastrand::Rng` when the select is entered. Taking the
+//!    first ready case in this order chooses uniformly among ready cases.
+//! 2. `lockorder`: the distinct channels sorted by [`Chan::id`]; all of them
+//!    are locked in that order (a channel named by several cases is locked
+//!    once). Every multi-channel locker uses this order, so no deadlock.
+//! 3. Pass 1, first without locks: in `pollorder`, probe each case on a
+//!    buffered channel lock-free (`Select::probe`: its open ring, else its
+//!    flags); fire the first that completes or finds its channel closed,
+//!    skip a case found not ready, and at the first case the probe cannot
+//!    judge (a party is queued there, or the channel is unbuffered) go on
+//!    with the locked pass:
+//!    lock everything (step 2) and, in `pollorder`, run each case's step
+//!    (`state.rs`); the first that completes fires. A send case on a closed
+//!    channel is ready and fires as `SendClosed`. The lock-free pass fires
+//!    the first case in `pollorder` found ready when its turn came
+//!    (crossbeam's `Select` does the same), which differs from one snapshot
+//!    only when a case it had found not ready became ready within that
+//!    pass. "Nothing ready" must hold at one instant: the locked pass
+//!    decides it, or (`try_select` only) the lock-free pass when every case
+//!    was a ring found full / empty and a second look at every ring's
+//!    indices finds them unmoved (a double collect; see `note`).
+//! 4. Nothing ready: `try_select` unlocks and returns `None` (the `default`
+//!    case). A blocking select creates one `Context` and queues one entry
+//!    per non-nil case, in `pollorder` (so when several cases name one
+//!    channel, which of them a partner meets first is random, as in Go),
+//!    while still holding every lock (so no partner can see half of them,
+//!    and the select cannot match itself), then unlocks and parks.
+//! 5. A partner or `close` wins the context's CAS for one case and delivers
+//!    that case's outcome under that channel's lock (`waiter.rs`). The
+//!    woken select locks each of its other channels in turn and removes its
+//!    remaining (now stale) entries, so a finished or dropped select leaves
+//!    nothing in any queue, and only then reuses or frees its context.
+//!
+//! A select with no cases, or only nil cases, never fires.
+//!
+//! Allocation: the cases (up to 4), the poll and lock orders and the held
+//! locks (up to 8) live in `SmallVec`s (Go keeps them on the
+//! stack for up to 65536 cases), so a select of up to 4 cases allocates
+//! only the `Context` it parks with. A `try_select` with one non-nil case
+//! is the channel's `try_send` / `try_recv` (lock-free when it fails or the
+//! buffer serves it), as Go's `selectnbsend` / `selectnbrecv` are; with
+//! several cases it reports "none ready" only at one instant (step 3):
+//! checking the cases one by one alone would not see one instant, so "none
+//! ready" could be reported when at every instant some case was ready
+//! (`tests/chan_basic.rs` toggles a channel under such a select).
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll, Waker};
+
+use smallvec::SmallVec;
+
+use super::channel::{Locked, Probe};
+use super::ring::Words;
+use super::state::{RecvStep, SendStep};
+use super::sync::Backoff;
+use super::waiter::{
+    block_on, block_on_spinning, context_in, hint, keep_in, Check, Handoff, Owned, Parkable,
+    WaitSlot, Waiter,
+};
+use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
+
+/// The cases of a select, wherever they are kept: case `i` (below
+/// `count()`) is a send or a receive on `chan(i)` (`None`: the nil
+/// channel). A send case's value is taken when the case fires or is
+/// queued, and given back when it turns out not ready.
+///
+/// [`Select`] keeps its own cases; an interpreter that already holds a
+/// select's channels and values in its frame implements `Cases` over them
+/// and runs [`select_on`] / [`try_select_on`] without building a `Select`.
+pub trait Cases<T> {
+    /// The number of cases.
+    fn count(&self) -> usize;
+    /// Case `i`'s channel (`None`: the nil channel, never ready).
+    fn chan(&self, i: usize) -> Option<&Chan<T>>;
+    /// Whether case `i` sends (otherwise it receives).
+    fn is_send(&self, i: usize) -> bool;
+    /// The value of send case `i` (`None`: not a send case, or taken).
+    fn take_value(&self, i: usize) -> Option<T>;
+    /// Gives back a value `take_value` gave that was not sent.
+    fn put_back(&self, i: usize, v: T);
+}
+
+/// A select statement under construction: add cases, then run it. `'a`
+/// bounds the channels added by reference (`'static` when every case owns
+/// its channel).
+pub struct Select<'a, T> {
+    cases: SmallVec<[Case<'a, T>; INLINE_CASES]>,
+}
+
+/// Cases a select holds without allocating (kept small: a `Select` is
+/// moved around by value).
+const INLINE_CASES: usize = 4;
+/// Channels and case indices a select run holds without allocating.
+const INLINE: usize = 8;
+
+/// Case indices in poll order: for a select of up to 8 cases, a byte each
+/// in one word (a vector of them, built and then moved, cost a failed
+/// store forwarding on every move: about a tenth of a 4-way select
+/// fan-in); for more cases, a vector.
+enum Order {
+    Packed { bits: u64, len: usize },
+    Spilled(Vec<usize>),
+}
+
+/// Cases that fit in `Order::Packed`.
+const PACKED: usize = 8;
+
+impl Order {
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            Order::Packed { len, .. } => *len,
+            Order::Spilled(v) => v.len(),
+        }
+    }
+
+    #[inline]
+    fn iter(&self) -> OrderIter<'_> {
+        OrderIter { order: self, k: 0 }
+    }
+}
+
+struct OrderIter<'a> {
+    order: &'a Order,
+    k: usize,
+}
+
+impl Iterator for OrderIter<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        let i = match self.order {
+            Order::Packed { bits, len } => {
+                if self.k >= *len {
+                    return None;
+                }
+                ((bits >> (8 * self.k)) & 0xff) as usize
+            }
+            Order::Spilled(v) => *v.get(self.k)?,
+        };
+        self.k += 1;
+        Some(i)
+    }
+}
+
+/// The rings (and their words) that showed the cases not ready, for the
+/// double check; `None` once some case was judged otherwise.
+type Seen<'a, T> = Option<SmallVec<[(&'a Chan<T>, Words); INLINE]>>;
+
+/// A case's channel: a handle the select owns, or a borrowed one.
+enum ChanRef<'a, T> {
+    Owned(Chan<T>),
+    Borrowed(&'a Chan<T>),
+}
+
+struct Case<'a, T> {
+    /// `None` is the nil channel: never ready.
+    chan: Option<ChanRef<'a, T>>,
+    send: bool,
+    /// The value of a send case until it is sent or queued (`None` for
+    /// receive cases). A `Cell`, so that a value can be taken while the
+    /// held locks borrow the cases' channels.
+    val: Cell<Option<T>>,
+}
+
+impl<T> Case<'_, T> {
+    /// The case's channel; `None` for the nil channel.
+    #[inline]
+    fn chan(&self) -> Option<&Chan<T>> {
+        match self.chan.as_ref()? {
+            ChanRef::Owned(c) => Some(c),
+            ChanRef::Borrowed(c) => Some(c),
+        }
+    }
+}
+
+impl<T> Cases<T> for Select<'_, T> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.cases.len()
+    }
+    #[inline]
+    fn chan(&self, i: usize) -> Option<&Chan<T>> {
+        self.cases.get(i)?.chan()
+    }
+    #[inline]
+    fn is_send(&self, i: usize) -> bool {
+        self.cases.get(i).is_some_and(|c| c.send)
+    }
+    #[inline]
+    fn take_value(&self, i: usize) -> Option<T> {
+        self.cases.get(i)?.val.take()
+    }
+    #[inline]
+    fn put_back(&self, i: usize, v: T) {
+        if let Some(c) = self.cases.get(i) {
+            c.val.set(Some(v));
+        }
+    }
+}
+
+/// What the lock-free pass found.
+enum Probed<T> {
+    Fired(Selected<T>),
+    /// Every case was found not ready when probed; `exact`: all at one
+    /// instant (the double check passed), so "none ready" holds.
+    NotReady {
+        exact: bool,
+    },
+    /// A case needs the locked pass.
+    Unknown,
+}
+
+enum Attempt<T> {
+    Fired(Selected<T>),
+    Parked(Owned<T>),
+    NotReady,
+}
+
+impl<T: Send> Default for Select<'_, T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a, T: Send> Select<'a, T> {
+    pub fn new() -> Self {
+        Select {
+            cases: SmallVec::new(),
+        }
+    }
+
+    /// Adds a receive case. The value of a send case is written straight
+    /// into its case (passing an `Option<T>` through cost a failed store
+    /// forwarding on every receive case).
+    #[inline]
+    fn push_recv(&mut self, chan: Option<ChanRef<'a, T>>) -> usize {
+        self.cases.push(Case {
+            chan,
+            send: false,
+            val: Cell::new(None),
+        });
+        self.cases.len() - 1
+    }
+
+    #[inline]
+    fn push_send(&mut self, chan: Option<ChanRef<'a, T>>, v: T) -> usize {
+        self.cases.push(Case {
+            chan,
+            send: true,
+            val: Cell::new(Some(v)),
+        });
+        self.cases.len() - 1
+    }
+
+    /// Adds `case <-ch:`; returns the case index.
+    pub fn recv(&mut self, ch: Option<Chan<T>>) -> usize {
+        self.push_recv(ch.map(ChanRef::Owned))
+    }
+
+    /// Adds `case ch <- v:`; returns the case index.
+    pub fn send(&mut self, ch: Option<Chan<T>>, v: T) -> usize {
+        self.push_send(ch.map(ChanRef::Owned), v)
+    }
+
+    /// Adds `case <-ch:` naming the channel by reference.
+    #[inline]
+    pub fn recv_ref(&mut self, ch: Option<&'a Chan<T>>) -> usize {
+        self.push_recv(ch.map(ChanRef::Borrowed))
+    }
+
+    /// Adds `case ch <- v:` naming the channel by reference.
+    #[inline]
+    pub fn send_ref(&mut self, ch: Option<&'a Chan<T>>, v: T) -> usize {
+        self.push_send(ch.map(ChanRef::Borrowed), v)
+    }
+
+    /// Number of cases added.
+    pub fn len(&self) -> usize {
+        self.cases.len()
+    }
+
+    /// True when no case was added.
+    pub fn is_empty(&self) -> bool {
+        self.cases.is_empty()
+    }
+
+    /// `select` with `default`: fires one ready case, chosen uniformly at
+    /// random, or returns `None` (nothing ready: run `default`).
+    pub fn try_select(&mut self, rng: &mut fastrand::Rng) -> Option<Selected<T>> {
+        try_select_on(&*self, rng)
+    }
+
+    /// `select` without `default`: waits until one case fires.
+    pub fn select(self, rng: &mut fastrand::Rng) -> SelectFut<'a, T> {
+        let run = Run::new(&self, rng);
+        SelectFut {
+            sel: self,
+            run,
+            slot: None,
+        }
+    }
+
+    /// `select`, parking (if it must) with the context kept in `slot`.
+    pub fn select_in(self, rng: &mut fastrand::Rng, slot: &'a mut WaitSlot<T>) -> SelectFut<'a, T> {
+        let run = Run::new(&self, rng);
+        SelectFut {
+            sel: self,
+            run,
+            slot: Some(slot),
+        }
+    }
+
+    /// `select` for a plain thread: parks the thread while blocked. If a
+    /// case names a buffered channel it first retries pass 1 for a few
+    /// microseconds, as `Chan::send_blocking` does (same poll order, so the
+    /// draws from `rng` do not depend on timing); if every case is
+    /// unbuffered (or nil) it queues at once and spins briefly before
+    /// parking (`waiter::block_on_spinning`).
+    pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
+        let run = Run::new(&self, rng);
+        let buffered = self
+            .cases
+            .iter()
+            .any(|c| c.chan().is_some_and(|ch| ch.cap() > 0));
+        if buffered {
+            let backoff = Backoff::new();
+            loop {
+                // The pass one case at a time only: the retry is a
+                // heuristic (`block_on` below runs the exact locked pass).
+                match probe(&self, &run.pollorder) {
+                    Probed::Fired(s) => return s,
+                    Probed::Unknown => break,
+                    Probed::NotReady { .. } => {}
+                }
+                if backoff.is_completed() {
+                    break;
+                }
+                backoff.snooze();
+            }
+        }
+        let fut = SelectFut {
+            sel: self,
+            run,
+            slot: None,
+        };
+        if buffered {
+            block_on(fut)
+        } else {
+            block_on_spinning(fut)
+        }
+    }
+}
+
+/// [`Select::try_select`] over any cases: fires one ready case (chosen
+/// uniformly at random among the ready ones with `rng`), or returns `None`
+/// at once when none is ready, as Go's `select` with `default`.
+pub fn try_select_on<T: Send, S: Cases<T>>(
+    src: &S,
+    rng: &mut fastrand::Rng,
+) -> Option<Selected<T>> {
+    let pollorder = pollorder(src, rng);
+    if pollorder.len() == 1 {
+        return try_one(src, pollorder.iter().next()?);
+    }
+    match probe(src, &pollorder) {
+        Probed::Fired(s) => return Some(s),
+        Probed::NotReady { exact: true } => return None,
+        _ => {}
+    }
+    match attempt(src, &pollorder, None, &mut None) {
+        Attempt::Fired(s) => Some(s),
+        Attempt::Parked(_) | Attempt::NotReady => None,
+    }
+}
+
+/// A select with one non-nil case `i` and a default: the channel's own
+/// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
+fn try_one<T: Send, S: Cases<T>>(src: &S, i: usize) -> Option<Selected<T>> {
+    let ch = src.chan(i)?;
+    let outcome = if src.is_send(i) {
+        let v = src.take_value(i)?;
+        match ch.try_send(v) {
+            Ok(()) => Outcome::Sent,
+            Err(TrySendError::Closed(v)) => Outcome::SendClosed(v),
+            Err(TrySendError::Full(v)) => {
+                src.put_back(i, v);
+                return None;
+            }
+        }
+    } else {
+        match ch.try_recv() {
+            Ok(v) => Outcome::Received(Some(v)),
+            Err(TryRecvError::Closed) => Outcome::Received(None),
+            Err(TryRecvError::Empty) => return None,
+        }
+    };
+    Some(Selected { index: i, outcome })
+}
+
+/// Step 3a, the pass one case at a time: in `pollorder`, probe each
+/// case without the lock (`Chan::probe_send` / `probe_recv`: an open
+/// ring, else the channel's flags) and fire the first that completes
+/// or finds its channel closed; skip a case found not ready; a case the
+/// probe cannot judge (a party is queued there, so the flags say it may
+/// be ready) runs its step under that channel's lock alone and fires if
+/// it completes. So the case that fires is the first in `pollorder`
+/// found ready when its turn came, each case looked at in turn (as
+/// crossbeam's `Select` does), and a select that fires takes at most
+/// one lock. "Nothing ready" is exact only when every case was a ring
+/// and the double check passed; otherwise the locked pass decides it.
+fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed<T> {
+    // The ring words that showed each case not ready; `None` once some
+    // case was judged otherwise (no double check then).
+    let mut seen: Seen<'s, T> = Some(SmallVec::new());
+    for i in pollorder.iter() {
+        let Some(ch) = src.chan(i) else { continue };
+        let outcome = if src.is_send(i) {
+            let Some(v) = src.take_value(i) else {
+                return Probed::Unknown;
+            };
+            match ch.probe_send(v) {
+                Ok(()) => Outcome::Sent,
+                Err((v, Probe::Closed)) => Outcome::SendClosed(v),
+                Err((v, Probe::NotReady(w))) => {
+                    src.put_back(i, v);
+                    note(&mut seen, ch, w);
+                    continue;
+                }
+                Err((v, Probe::Unknown)) => {
+                    // The guard is dropped at the end of the statement,
+                    // before the hand-off is delivered.
+                    let step = ch.lock().send(v);
+                    match step {
+                        SendStep::Done(h) => {
+                            h.deliver();
+                            Outcome::Sent
+                        }
+                        SendStep::Closed(v) => Outcome::SendClosed(v),
+                        SendStep::Full(v) => {
+                            src.put_back(i, v);
+                            seen = None;
+                            continue;
+                        }
+                    }
+                }
+            }
+        } else {
+            match ch.probe_recv() {
+                Ok(v) => Outcome::Received(Some(v)),
+                Err(Probe::Closed) => Outcome::Received(None),
+                Err(Probe::NotReady(w)) => {
+                    note(&mut seen, ch, w);
+                    continue;
+                }
+                Err(Probe::Unknown) => {
+                    let step = ch.lock().recv();
+                    match step {
+                        RecvStep::Done(v, h) => {
+                            h.deliver();
+                            Outcome::Received(v)
+                        }
+                        RecvStep::Empty => {
+                            seen = None;
+                            continue;
+                        }
+                    }
+                }
+            }
+        };
+        return Probed::Fired(Selected { index: i, outcome });
+    }
+    // Double check: every ring still shows the words its case saw, so
+    // no index moved since; at the instant between the two passes every
+    // case was as found (the argument is at `note`).
+    let exact = seen.is_some_and(|seen| seen.iter().all(|&(ch, w)| ch.ring_words() == Some(w)));
+    Probed::NotReady { exact }
+}
+
+/// Step 1: the non-nil cases, shuffled (Fisher-Yates).
+fn pollorder<T, S: Cases<T>>(src: &S, rng: &mut fastrand::Rng) -> Order {
+    let n = src.count();
+    if n > PACKED {
+        let mut order: Vec<usize> = (0..n).filter(|&i| src.chan(i).is_some()).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.usize(..=i));
+        }
+        return Order::Spilled(order);
+    }
+    // The same draws on a word: byte k holds the k-th case index.
+    let (mut bits, mut len) = (0u64, 0usize);
+    for i in 0..n {
+        if src.chan(i).is_some() {
+            bits |= (i as u64) << (8 * len);
+            len += 1;
+        }
+    }
+    for i in (1..len).rev() {
+        let j = rng.usize(..=i);
+        let (bi, bj) = ((bits >> (8 * i)) & 0xff, (bits >> (8 * j)) & 0xff);
+        bits &= !((0xff << (8 * i)) | (0xff << (8 * j)));
+        bits |= (bi << (8 * j)) | (bj << (8 * i));
+    }
+    Order::Packed { bits, len }
+}
+
+/// Steps 2-4: lock everything, fire the first ready case in `pollorder`,
+/// else (with a waker) queue every case.
+fn attempt<T: Send, S: Cases<T>>(
+    src: &S,
+    pollorder: &Order,
+    park: Option<&Waker>,
+    slot: &mut Option<&mut WaitSlot<T>>,
+) -> Attempt<T> {
+    let lockorder = lockorder(src);
+    let mut guards: SmallVec<[Locked<'_, T>; INLINE]> =
+        lockorder.iter().map(|c| c.lock()).collect();
+    let guard_of = |ch: &Chan<T>| lockorder.binary_search_by_key(&ch.id(), |c| c.id()).ok();
+
+    let mut fired = None;
+    for i in pollorder.iter() {
+        let Some(ch) = src.chan(i) else { continue };
+        let Some(g) = guard_of(ch) else { continue };
+        let st = &mut guards[g];
+        if src.is_send(i) {
+            let Some(v) = src.take_value(i) else {
+                continue;
+            };
+            match st.send(v) {
+                SendStep::Done(h) => {
+                    fired = Some((i, Outcome::Sent, h));
+                    break;
+                }
+                SendStep::Closed(v) => {
+                    fired = Some((i, Outcome::SendClosed(v), Handoff::NONE));
+                    break;
+                }
+                SendStep::Full(v) => src.put_back(i, v),
+            }
+        } else if let RecvStep::Done(v, h) = st.recv() {
+            fired = Some((i, Outcome::Received(v), h));
+            break;
+        }
+    }
+    if let Some((index, outcome, h)) = fired {
+        drop(guards);
+        h.deliver();
+        return Attempt::Fired(Selected { index, outcome });
+    }
+    let Some(waker) = park else {
+        return Attempt::NotReady;
+    };
+    let cx = context_in(slot, waker);
+    for i in pollorder.iter() {
+        let Some(ch) = src.chan(i) else { continue };
+        let Some(g) = guard_of(ch) else { continue };
+        if src.is_send(i) {
+            if let Some(v) = src.take_value(i) {
+                guards[g].sendq.push_back(Waiter {
+                    cx: cx.entry(),
+                    case: i,
+                    val: v,
+                    single: false,
+                });
+            }
+        } else {
+            guards[g].recvq.push_back(Waiter {
+                cx: cx.entry(),
+                case: i,
+                val: (),
+                single: false,
+            });
+        }
+    }
+    Attempt::Parked(cx)
+}
+
+/// A select's run: its poll order and, while parked, its context. The
+/// futures below pair it with their cases.
+struct Run<T> {
+    pollorder: Order,
+    /// Set while parked.
+    cx: Option<Owned<T>>,
+    done: bool,
+}
+
+impl<T: Send> Run<T> {
+    fn new<S: Cases<T>>(src: &S, rng: &mut fastrand::Rng) -> Self {
+        Run {
+            pollorder: pollorder(src, rng),
+            cx: None,
+            done: false,
+        }
+    }
+
+    fn poll<S: Cases<T>>(
+        &mut self,
+        src: &S,
+        slot: &mut Option<&mut WaitSlot<T>>,
+        tcx: &mut TaskContext<'_>,
+    ) -> Poll<Selected<T>> {
+        if let Some(cx) = &mut self.cx {
+            let (index, outcome) = match cx.check(tcx.waker()) {
+                Check::Done(index, outcome) => (index, outcome),
+                Check::Waiting => return Poll::Pending,
+                Check::NewWaker => {
+                    let lockorder = lockorder(src);
+                    let guards: SmallVec<[Locked<'_, T>; INLINE]> =
+                        lockorder.iter().map(|c| c.lock()).collect();
+                    // SAFETY: every channel of the select is locked, so
+                    // every queue that may hold an entry of `cx`.
+                    unsafe { cx.set_waker(tcx.waker()) };
+                    drop(guards);
+                    match cx.take_outcome() {
+                        Some(got) => got,
+                        None => return Poll::Pending,
+                    }
+                }
+            };
+            if let Some(cx) = self.cx.take() {
+                // With one non-nil case, whoever chose it popped its entry.
+                if self.pollorder.len() > 1 {
+                    dequeue_all(src, &cx, Some(index));
+                }
+                keep_in(slot, cx);
+            }
+            self.done = true;
+            return Poll::Ready(Selected { index, outcome });
+        }
+        if self.done {
+            return Poll::Pending;
+        }
+        if let Probed::Fired(s) = probe(src, &self.pollorder) {
+            self.done = true;
+            return Poll::Ready(s);
+        }
+        match attempt(src, &self.pollorder, Some(tcx.waker()), slot) {
+            Attempt::Fired(s) => {
+                self.done = true;
+                Poll::Ready(s)
+            }
+            Attempt::Parked(cx) => {
+                self.cx = Some(cx);
+                Poll::Pending
+            }
+            Attempt::NotReady => Poll::Pending,
+        }
+    }
+}
+
+impl<T> Run<T> {
+    /// The future is dropped: withdraw (or, if a case was chosen meanwhile,
+    /// drop its outcome); either way no entry may stay behind.
+    fn cancel<S: Cases<T>>(&mut self, src: &S, slot: &mut Option<&mut WaitSlot<T>>) {
+        if let Some(mut cx) = self.cx.take() {
+            cx.try_abort();
+            dequeue_all(src, &cx, None);
+            // Chosen meanwhile: the winner delivered under a lock that
+            // `dequeue_all` took after it; the outcome is dropped here.
+            drop(cx.take_outcome());
+            keep_in(slot, cx);
+        }
+    }
+}
+
+/// The future of [`Select::select`].
+#[must_use = "futures do nothing unless polled"]
+pub struct SelectFut<'a, T> {
+    sel: Select<'a, T>,
+    run: Run<T>,
+    /// Where the context comes from and goes back to (`select_in`).
+    slot: Option<&'a mut WaitSlot<T>>,
+}
+
+impl<T> Unpin for SelectFut<'_, T> {}
+
+impl<T: Send> Future for SelectFut<'_, T> {
+    type Output = Selected<T>;
+
+    fn poll(mut self: Pin<&mut Self>, tcx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        this.run.poll(&this.sel, &mut this.slot, tcx)
+    }
+}
+
+impl<T: Send> Parkable for SelectFut<'_, T> {
+    fn ready_hint(&self) -> bool {
+        hint(&self.run.cx)
+    }
+}
+
+impl<T> Drop for SelectFut<'_, T> {
+    fn drop(&mut self) {
+        self.run.cancel(&self.sel, &mut self.slot);
+    }
+}
+
+/// A select over cases kept elsewhere ([`select_on`]).
+#[must_use = "futures do nothing unless polled"]
+pub struct SelectOn<'s, T: Send, S: Cases<T>> {
+    src: &'s S,
+    run: Run<T>,
+    slot: Option<&'s mut WaitSlot<T>>,
+}
+
+/// `select` without `default` over `src`, parking (if it must) with the
+/// context kept in `slot` (reused from one select to the next, so a
+/// waiting select allocates nothing).
+pub fn select_on<'s, T: Send, S: Cases<T>>(
+    src: &'s S,
+    rng: &mut fastrand::Rng,
+    slot: &'s mut WaitSlot<T>,
+) -> SelectOn<'s, T, S> {
+    SelectOn {
+        src,
+        run: Run::new(src, rng),
+        slot: Some(slot),
+    }
+}
+
+impl<T: Send, S: Cases<T>> Unpin for SelectOn<'_, T, S> {}
+
+impl<T: Send, S: Cases<T>> Future for SelectOn<'_, T, S> {
+    type Output = Selected<T>;
+
+    fn poll(mut self: Pin<&mut Self>, tcx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        this.run.poll(this.src, &mut this.slot, tcx)
+    }
+}
+
+impl<T: Send, S: Cases<T>> Drop for SelectOn<'_, T, S> {
+    fn drop(&mut self) {
+        self.run.cancel(self.src, &mut self.slot);
+    }
+}
+
+/// Records the ring words that showed a case not ready (`probe`); a case
+/// judged by the flags (`w == None`) rules the double check out.
+///
+/// Why the double check gives one instant (`none_ready`): a case's words
+/// were read unmarked in the first pass and are equal in the second; the
+/// indices only grow, so they did not move in between, and every case's
+/// buffer was as full or empty as seen at the instant between the passes.
+/// The words may have been frozen and thawed meanwhile without moving
+/// (a party queued and left, or a lock holder looked): a queued receiver
+/// needs an empty buffer and a queued sender a full one, so that can never
+/// have made an empty buffer's receive case or a full buffer's send case
+/// ready; a close freezes for good, so the second pass would see the mark.
+fn note<'a, T>(seen: &mut Seen<'a, T>, ch: &'a Chan<T>, w: Option<Words>) {
+    match (seen.as_mut(), w) {
+        (Some(v), Some(w)) => v.push((ch, w)),
+        _ => *seen = None,
+    }
+}
+
+/// Step 5: removes every entry of `cx` from every channel of the select.
+/// `fired`: the case a partner chose; its entry was popped by that partner,
+/// so its channel is skipped unless another case names it too.
+fn dequeue_all<T, S: Cases<T>>(src: &S, cx: &Owned<T>, fired: Option<usize>) {
+    let n = src.count();
+    let named_once = |ch: &Chan<T>| (0..n).filter(|&j| src.chan(j) == Some(ch)).count() == 1;
+    let skip = fired.and_then(|i| src.chan(i)).filter(|f| named_once(f));
+    if n > PACKED {
+        // Many cases: the sorted distinct channels (no quadratic scan).
+        for ch in lockorder(src) {
+            if skip != Some(ch) {
+                ch.lock().remove(cx);
+            }
+        }
+        return;
+    }
+    for i in 0..n {
+        let Some(ch) = src.chan(i) else { continue };
+        if skip == Some(ch) {
+            continue;
+        }
+        // The first case naming `ch` removes every entry there.
+        if (0..i).any(|j| src.chan(j) == Some(ch)) {
+            continue;
+        }
+        ch.lock().remove(cx);
+    }
+}
+
+/// Step 2: the distinct channels, sorted by id.
+fn lockorder<T, S: Cases<T>>(src: &S) -> SmallVec<[&Chan<T>; INLINE]> {
+    let mut order: SmallVec<[&Chan<T>; INLINE]> = SmallVec::new();
+    for i in 0..src.count() {
+        if let Some(ch) = src.chan(i) {
+            order.push(ch);
+        }
+    }
+    order.sort_unstable_by_key(|c| c.id());
+    order.dedup_by_key(|c| c.id());
+    order
+}

@@ -1,0 +1,379 @@
+//! Behaviour of `weft_chan` one rule at a time: Go's channel rules (spec
+//! section 6), the error messages, select's corner cases, cancellation
+//! safety and wake-ups through `Waker`.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
+
+use weft_chan::{
+    block_forever, Chan, CloseError, Outcome, Select, SendError, TryRecvError, TrySendError,
+    WaitSlot,
+};
+
+/// A waker that counts its wake-ups.
+struct Count(AtomicUsize);
+impl Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+fn counter() -> (Arc<Count>, Waker) {
+    let c = Arc::new(Count(AtomicUsize::new(0)));
+    (c.clone(), Waker::from(c))
+}
+
+fn poll_once<F: Future + Unpin>(f: &mut F, w: &Waker) -> Poll<F::Output> {
+    std::pin::Pin::new(f).poll(&mut Context::from_waker(w))
+}
+
+#[test]
+fn buffered_fifo_len_cap() {
+    let c = Chan::new(3);
+    assert_eq!(c.cap(), 3);
+    for i in 0..3 {
+        c.try_send(i).unwrap();
+    }
+    assert_eq!(c.len(), 3);
+    assert!(matches!(c.try_send(9), Err(TrySendError::Full(9))));
+    assert_eq!(c.try_recv(), Ok(0));
+    assert_eq!(c.recv_blocking(), Some(1));
+    assert_eq!(c.len(), 1);
+}
+
+#[test]
+fn unbuffered_try_forms_need_a_partner() {
+    let c = Chan::<i32>::new(0);
+    assert!(matches!(c.try_send(1), Err(TrySendError::Full(1))));
+    assert_eq!(c.try_recv(), Err(TryRecvError::Empty));
+    assert_eq!(c.len(), 0);
+    assert_eq!(c.cap(), 0);
+}
+
+#[test]
+fn close_rules_and_messages() {
+    let c = Chan::new(2);
+    c.try_send(1).unwrap();
+    c.close().unwrap();
+    assert_eq!(c.close(), Err(CloseError));
+    assert_eq!(CloseError.to_string(), "close of closed channel");
+    let e = c.send_blocking(5).unwrap_err();
+    assert_eq!(e.0, 5);
+    assert_eq!(e.to_string(), "send on closed channel");
+    assert!(matches!(c.try_send(6), Err(TrySendError::Closed(6))));
+    assert_eq!(c.recv_blocking(), Some(1));
+    assert_eq!(c.recv_blocking(), None);
+    assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
+}
+
+#[test]
+fn close_wakes_blocked_receivers_and_senders() {
+    let (cnt, w) = counter();
+    let r = Chan::<i32>::new(0);
+    let mut f1 = r.recv();
+    let mut f2 = r.recv();
+    assert!(poll_once(&mut f1, &w).is_pending());
+    assert!(poll_once(&mut f2, &w).is_pending());
+    r.close().unwrap();
+    assert_eq!(cnt.0.load(Ordering::SeqCst), 2);
+    assert_eq!(poll_once(&mut f1, &w), Poll::Ready(None));
+    assert_eq!(poll_once(&mut f2, &w), Poll::Ready(None));
+
+    let s = Chan::new(1);
+    s.try_send(0).unwrap();
+    let mut f = s.send(7);
+    assert!(poll_once(&mut f, &w).is_pending());
+    s.close().unwrap();
+    assert_eq!(cnt.0.load(Ordering::SeqCst), 3);
+    assert_eq!(poll_once(&mut f, &w), Poll::Ready(Err(SendError(7))));
+    assert_eq!(s.try_recv(), Ok(0));
+    assert_eq!(s.try_recv(), Err(TryRecvError::Closed));
+}
+
+#[test]
+fn blocked_senders_are_served_in_order() {
+    let (_, w) = counter();
+    let c = Chan::new(1);
+    c.try_send(0).unwrap();
+    let mut fs: Vec<_> = (1..5).map(|i| c.send(i)).collect();
+    for f in &mut fs {
+        assert!(poll_once(f, &w).is_pending());
+    }
+    for want in 0..5 {
+        assert_eq!(c.try_recv(), Ok(want));
+    }
+    for f in &mut fs {
+        assert_eq!(poll_once(f, &w), Poll::Ready(Ok(())));
+    }
+}
+
+#[test]
+fn dropped_future_leaves_no_waiter() {
+    let (_, w) = counter();
+    let c = Chan::<i32>::new(0);
+    {
+        let mut f = c.recv();
+        assert!(poll_once(&mut f, &w).is_pending());
+    }
+    // The dropped receiver must not take the value.
+    assert_eq!(c.queued(), (0, 0));
+    assert!(matches!(c.try_send(1), Err(TrySendError::Full(1))));
+    {
+        let mut f = c.send(3);
+        assert!(poll_once(&mut f, &w).is_pending());
+    }
+    assert_eq!(c.try_recv(), Err(TryRecvError::Empty));
+}
+
+#[test]
+fn select_picks_only_ready_cases_and_default() {
+    let mut rng = fastrand::Rng::with_seed(1);
+    let a = Chan::new(1);
+    let b = Chan::new(1);
+    let mut s = Select::new();
+    s.recv(Some(a.clone()));
+    s.recv(Some(b.clone()));
+    s.recv(None);
+    assert!(s.try_select(&mut rng).is_none());
+    b.try_send(4).unwrap();
+    let got = s.try_select(&mut rng).unwrap();
+    assert_eq!(got.index, 1);
+    assert_eq!(got.outcome, Outcome::Received(Some(4)));
+}
+
+#[test]
+fn select_send_on_closed_is_ready() {
+    let mut rng = fastrand::Rng::with_seed(2);
+    let a = Chan::new(0);
+    a.close().unwrap();
+    let mut s = Select::new();
+    s.recv(None);
+    s.send(Some(a), 5);
+    let got = s.try_select(&mut rng).unwrap();
+    assert_eq!(got.index, 1);
+    assert_eq!(got.outcome, Outcome::SendClosed(5));
+}
+
+#[test]
+fn blocked_select_fires_one_case_and_cleans_up() {
+    let mut rng = fastrand::Rng::with_seed(3);
+    let (cnt, w) = counter();
+    let a = Chan::<i32>::new(0);
+    let b = Chan::<i32>::new(0);
+    let mut s = Select::new();
+    s.recv(Some(a.clone()));
+    s.send(Some(b.clone()), 10);
+    s.recv(Some(a.clone()));
+    let mut f = s.select(&mut rng);
+    assert!(poll_once(&mut f, &w).is_pending());
+    a.try_send(1).unwrap();
+    assert_eq!(cnt.0.load(Ordering::SeqCst), 1);
+    let got = match poll_once(&mut f, &w) {
+        Poll::Ready(s) => s,
+        Poll::Pending => panic!("select not woken"),
+    };
+    // Cases 0 and 2 both receive from `a`: either may be met first.
+    assert!(got.index == 0 || got.index == 2);
+    assert_eq!(got.outcome, Outcome::Received(Some(1)));
+    // No stale entries: nothing waits on `a` or `b` any more.
+    assert_eq!(a.queued(), (0, 0));
+    assert_eq!(b.queued(), (0, 0));
+    assert!(matches!(a.try_send(2), Err(TrySendError::Full(2))));
+    assert_eq!(b.try_recv(), Err(TryRecvError::Empty));
+}
+
+#[test]
+fn select_send_and_recv_on_one_channel_does_not_match_itself() {
+    let mut rng = fastrand::Rng::with_seed(4);
+    let (_, w) = counter();
+    let c = Chan::<i32>::new(0);
+    let mut s = Select::new();
+    s.send(Some(c.clone()), 1);
+    s.recv(Some(c.clone()));
+    let mut f = s.select(&mut rng);
+    assert!(poll_once(&mut f, &w).is_pending());
+    assert!(poll_once(&mut f, &w).is_pending());
+    assert_eq!(c.try_recv(), Ok(1));
+    assert!(matches!(poll_once(&mut f, &w), Poll::Ready(s) if s.index == 0));
+}
+
+#[test]
+fn self_select_pairs_two_threads() {
+    let c = Chan::<i32>::new(0);
+    let hs: Vec<_> = (0..2)
+        .map(|t| {
+            let c = c.clone();
+            thread::spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(t);
+                let mut s = Select::new();
+                s.send(Some(c.clone()), t as i32);
+                s.recv(Some(c));
+                s.select_blocking(&mut rng)
+            })
+        })
+        .collect();
+    let r: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let sends = r.iter().filter(|s| s.outcome == Outcome::Sent).count();
+    assert_eq!(sends, 1);
+}
+
+#[test]
+fn nil_select_and_block_forever_never_finish() {
+    let mut rng = fastrand::Rng::with_seed(5);
+    let (cnt, w) = counter();
+    let mut s = Select::<i32>::new();
+    s.recv(None);
+    s.send(None, 1);
+    assert!(s.try_select(&mut rng).is_none());
+    let mut f = s.select(&mut rng);
+    assert!(poll_once(&mut f, &w).is_pending());
+    let mut empty = Select::<i32>::new().select(&mut rng);
+    assert!(poll_once(&mut empty, &w).is_pending());
+    let mut bf = pin!(block_forever());
+    assert!(bf.as_mut().poll(&mut Context::from_waker(&w)).is_pending());
+    assert_eq!(cnt.0.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn blocking_forms_across_threads() {
+    let c = Chan::new(0);
+    let p = {
+        let c = c.clone();
+        thread::spawn(move || {
+            for i in 0..100 {
+                c.send_blocking(i).unwrap();
+            }
+            c.close().unwrap();
+        })
+    };
+    let got: Vec<i32> = std::iter::from_fn(|| c.recv_blocking()).collect();
+    p.join().unwrap();
+    assert_eq!(got, (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn ids_are_identity() {
+    let a = Chan::<u8>::new(0);
+    let b = Chan::<u8>::new(0);
+    assert_eq!(a.id(), a.clone().id());
+    assert_ne!(a.id(), b.id());
+    assert_eq!(a, a.clone());
+    assert_ne!(a, b);
+}
+
+/// The lock-free pass of a select must not favour buffered cases: with a
+/// value buffered on `a` and a sender parked on unbuffered `b`, both cases
+/// are ready and each must fire about half the time.
+#[test]
+fn select_is_fair_between_buffered_and_unbuffered_cases() {
+    let a = Chan::new(1);
+    let b = Chan::new(0);
+    let (_, w) = counter();
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut fired = [0usize; 2];
+    for i in 0..400 {
+        if a.is_empty() {
+            a.try_send(i).unwrap();
+        }
+        let mut parked = b.send(i);
+        assert!(poll_once(&mut parked, &w).is_pending());
+        let mut s = Select::new();
+        s.recv(Some(a.clone()));
+        s.recv(Some(b.clone()));
+        let got = s.try_select(&mut rng).expect("both cases are ready");
+        fired[got.index] += 1;
+        if got.index == 0 {
+            drop(parked); // withdraws the parked send
+        } else {
+            assert!(poll_once(&mut parked, &w).is_ready());
+        }
+        assert_eq!(b.queued(), (0, 0));
+    }
+    assert!(fired.iter().all(|&n| n > 140), "unfair: {fired:?}");
+}
+
+/// Capacities above the ring's limit keep a buffer under the lock: the
+/// same rules hold (the model test covers them too).
+#[test]
+fn very_large_capacity_channel() {
+    let c = Chan::new((1 << 16) + 1);
+    for i in 0..100 {
+        c.try_send(i).unwrap();
+    }
+    assert_eq!(c.len(), 100);
+    c.close().unwrap();
+    assert!(matches!(c.try_send(0), Err(TrySendError::Closed(0))));
+    assert_eq!(
+        (0..100)
+            .map(|_| c.recv_blocking())
+            .collect::<Option<Vec<_>>>(),
+        Some((0..100).collect())
+    );
+    assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
+}
+
+/// A cap-1 channel is always empty (its send case ready) or full (its
+/// receive case ready): a select with a default over both must fire,
+/// however another thread toggles the channel between its looks at the
+/// two cases (the lock-free pass must see one instant, or lock).
+#[test]
+fn select_over_both_ends_of_a_toggled_channel_always_fires() {
+    let a = Chan::new(1);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let toggler = {
+        let (a, stop) = (a.clone(), stop.clone());
+        thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = a.try_send(1);
+                let _ = a.try_recv();
+            }
+        })
+    };
+    let mut rng = fastrand::Rng::with_seed(9);
+    for i in 0..20_000 {
+        let mut s = Select::new();
+        s.recv(Some(a.clone()));
+        s.send(Some(a.clone()), 2);
+        assert!(
+            s.try_select(&mut rng).is_some(),
+            "no case fired at round {i}"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    toggler.join().unwrap();
+}
+
+#[test]
+fn wait_slot_counts_the_waits_that_parked() {
+    // The interpreter starts a task's next time slice only after a wait that
+    // parked; `waits` must count exactly those.
+    let (_, w) = counter();
+    let c = Chan::new(1);
+    let mut slot = WaitSlot::new();
+    // Completes at once (room in the buffer, then a value): no wait.
+    assert!(poll_once(&mut pin!(c.send_in(1, &mut slot)), &w).is_ready());
+    assert!(poll_once(&mut pin!(c.recv_in(&mut slot)), &w).is_ready());
+    assert_eq!(slot.waits(), 0);
+    // Parks on an empty channel, then completes when a value arrives.
+    {
+        let mut r = pin!(c.recv_in(&mut slot));
+        assert!(poll_once(&mut r, &w).is_pending());
+        c.try_send(7).unwrap();
+        assert!(matches!(poll_once(&mut r, &w), Poll::Ready(Some(7))));
+    }
+    assert_eq!(slot.waits(), 1);
+    // A select that parks counts once, however many cases it queued on.
+    let d = Chan::new(0);
+    {
+        let mut rng = fastrand::Rng::with_seed(1);
+        let mut sel = Select::new();
+        sel.recv(Some(c.clone()));
+        sel.recv(Some(d.clone()));
+        let mut s = pin!(sel.select_in(&mut rng, &mut slot));
+        assert!(poll_once(&mut s, &w).is_pending());
+    }
+    assert_eq!(slot.waits(), 2);
+}

@@ -1,0 +1,419 @@
+//! The compact form the interpreter runs: one flat instruction vector per
+//! function, variables resolved to frame slots, control flow as jumps.
+//!
+//! Invariants (established by `lower`, relied on by `exec` without checks
+//! beyond slice bounds):
+//! - every `Slot` of a function's code is `< Func::template.len()`;
+//! - every jump target is `<= code.len()`, and the last instruction of every
+//!   function is `Ret` or `End`, so the program counter never runs off;
+//! - `locs[pc]` is the source location of the op that produced `code[pc]`;
+//! - a `go` block is its own `Func` that shares the frame layout (and the
+//!   template) of the function it appears in;
+//! - the last template slot is the junk slot (see `lower.rs`).
+
+use std::sync::Arc;
+
+use weft_rt::SrcLoc;
+
+use super::tensor_ops::TensorOp;
+use super::value::{StructInfo, Ty, Value};
+
+/// A variable: an index into the current frame.
+pub type Slot = u32;
+/// An index into a function's code.
+pub type Pc = u32;
+/// An index into `Program::funcs`.
+pub type FuncId = u32;
+
+/// A lowered program, shared by every task of a run.
+pub struct Program {
+    pub funcs: Vec<Func>,
+    pub structs: Vec<StructInfo>,
+    pub entry: FuncId,
+}
+
+/// One function (or one `go` block).
+pub struct Func {
+    pub name: Arc<str>,
+    /// The frame a call starts with: the zero value of every slot's type.
+    pub template: Arc<[Value]>,
+    /// Parameter slots, in order (empty for `go` blocks).
+    pub params: Vec<Slot>,
+    pub code: Vec<Instr>,
+    pub locs: Vec<SrcLoc>,
+    /// Every template value is a scalar (int, float, bool), so every slot
+    /// but the last (the junk slot, which `_` outputs of any type write to)
+    /// only ever holds scalars: a call may copy the template bitwise and a
+    /// return need only clear the junk slot.
+    pub scalar_frame: bool,
+}
+
+/// Integer binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+/// Float binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// Comparison operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// What a comparison compares, decided from the operand types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpKind {
+    Int,
+    Float,
+    Str,
+    /// `==`/`!=` on bools, channels and structs.
+    Other,
+}
+
+/// One case of a `select`.
+#[derive(Debug)]
+pub struct SelCase {
+    pub send: bool,
+    pub chan: Slot,
+    /// The value to send (send cases).
+    pub value: Option<Slot>,
+    /// Where a received value goes (receive cases).
+    pub recv: Option<Slot>,
+    pub ok: Option<Slot>,
+    /// The element type's zero value, received from a closed channel.
+    pub zero: Value,
+    /// The first instruction of the case's block.
+    pub target: Pc,
+    /// Where the case is written (the IR's `case_locs`), for a panic in a
+    /// chosen case (spec section 10); `None`: the `select`'s location.
+    pub loc: Option<SrcLoc>,
+}
+
+/// One instruction. Operands are slots of the current frame.
+#[derive(Debug)]
+pub enum Instr {
+    Const {
+        out: Slot,
+        val: Value,
+    },
+    Copy {
+        x: Slot,
+        out: Slot,
+    },
+    Int {
+        op: IntOp,
+        x: Slot,
+        y: Slot,
+        out: Slot,
+    },
+    Float {
+        op: FloatOp,
+        x: Slot,
+        y: Slot,
+        out: Slot,
+    },
+    Concat {
+        x: Slot,
+        y: Slot,
+        out: Slot,
+    },
+    Cmp {
+        op: CmpOp,
+        kind: CmpKind,
+        x: Slot,
+        y: Slot,
+        out: Slot,
+    },
+    NegInt {
+        x: Slot,
+        out: Slot,
+    },
+    NegFloat {
+        x: Slot,
+        out: Slot,
+    },
+    Not {
+        x: Slot,
+        out: Slot,
+    },
+    ToInt {
+        x: Slot,
+        out: Slot,
+    },
+    ToFloat {
+        x: Slot,
+        out: Slot,
+    },
+    ToStr {
+        x: Slot,
+        out: Slot,
+    },
+    ListNew {
+        elems: Box<[Slot]>,
+        out: Slot,
+    },
+    /// `X[Index]`; on a string, the byte as an int, or as a one-byte string
+    /// when `byte_str`.
+    Index {
+        x: Slot,
+        i: Slot,
+        out: Slot,
+        byte_str: bool,
+    },
+    SetIndex {
+        x: Slot,
+        i: Slot,
+        v: Slot,
+        out: Slot,
+    },
+    Slice {
+        x: Slot,
+        lo: Option<Slot>,
+        hi: Option<Slot>,
+        out: Slot,
+    },
+    Append {
+        x: Slot,
+        elems: Box<[Slot]>,
+        out: Slot,
+    },
+    Len {
+        x: Slot,
+        out: Slot,
+    },
+    Cap {
+        x: Slot,
+        out: Slot,
+    },
+    StructNew {
+        fields: Box<[Slot]>,
+        out: Slot,
+    },
+    Field {
+        x: Slot,
+        idx: u32,
+        out: Slot,
+    },
+    SetField {
+        x: Slot,
+        idx: u32,
+        v: Slot,
+        out: Slot,
+    },
+    MakeChan {
+        cap: Option<Slot>,
+        elem: Arc<Ty>,
+        out: Slot,
+    },
+    Send {
+        ch: Slot,
+        v: Slot,
+    },
+    Recv {
+        ch: Slot,
+        out: Option<Slot>,
+        ok: Option<Slot>,
+        zero: Value,
+    },
+    Close {
+        ch: Slot,
+    },
+    Select {
+        cases: Box<[SelCase]>,
+        default: Option<Pc>,
+    },
+    After {
+        ms: Slot,
+        out: Slot,
+    },
+    Sleep {
+        ms: Slot,
+    },
+    /// Start a task running `func` (a go block) with the captured slots
+    /// copied into the same slots of its frame.
+    Go {
+        func: FuncId,
+        captures: Box<[Slot]>,
+    },
+    GoCall {
+        func: FuncId,
+        args: Box<[Slot]>,
+    },
+    Call {
+        func: FuncId,
+        args: Box<[Slot]>,
+        out: Option<Slot>,
+    },
+    Ret {
+        val: Option<Slot>,
+    },
+    /// The end of a function or go block without `return`.
+    End,
+    Jump {
+        to: Pc,
+    },
+    JumpIfNot {
+        cond: Slot,
+        to: Pc,
+    },
+    /// `Cmp` fused with the `JumpIfNot` that consumes it: jump unless
+    /// `x op y`.
+    CmpJump {
+        op: CmpOp,
+        kind: CmpKind,
+        x: Slot,
+        y: Slot,
+        to: Pc,
+    },
+    /// `out = x + k` on ints (also `x - K`, with `k = -K`): see `peephole`.
+    AddK {
+        x: Slot,
+        k: i64,
+        out: Slot,
+    },
+    /// `out = x op k` on ints, `k` a constant.
+    IntK {
+        op: IntOp,
+        x: Slot,
+        k: i64,
+        out: Slot,
+    },
+    /// `out = x + y` on ints.
+    AddInt {
+        x: Slot,
+        y: Slot,
+        out: Slot,
+    },
+    /// `CmpJump` on ints against a constant: jump to `to` unless `x op k`.
+    CmpJumpK {
+        op: CmpOp,
+        x: Slot,
+        k: i64,
+        to: Pc,
+    },
+    /// A `for` loop's increment, back edge and condition in one: `out = x +
+    /// k`, count the back edge against the preemption budget (yielding
+    /// with the program counter at `top`, the loop's `CmpJumpK`), then go to
+    /// `top + 1` if `cx op bound`, else to `exit`.
+    LoopK {
+        x: Slot,
+        k: i64,
+        out: Slot,
+        op: CmpOp,
+        cx: Slot,
+        bound: i64,
+        top: Pc,
+        exit: Pc,
+    },
+    /// `LoopK` with the bound in a slot: the condition is `cx op cy` (a
+    /// `CmpJump` on ints at `top`).
+    LoopN {
+        x: Slot,
+        k: i64,
+        out: Slot,
+        op: CmpOp,
+        cx: Slot,
+        cy: Slot,
+        top: Pc,
+        exit: Pc,
+    },
+    Print {
+        args: Box<[Slot]>,
+    },
+    Panic {
+        msg: Slot,
+    },
+    Assert {
+        cond: Slot,
+        msg: Slot,
+    },
+    Exit {
+        code: Slot,
+    },
+    Now {
+        out: Slot,
+    },
+    Args {
+        out: Slot,
+    },
+    Rand {
+        n: Slot,
+        out: Slot,
+    },
+    Perm {
+        n: Slot,
+        out: Slot,
+    },
+    Tensor {
+        op: TensorOp,
+        ins: Box<[Slot]>,
+        out: Slot,
+    },
+}
+
+impl Instr {
+    /// The slot of an instruction's single result, if it has exactly one
+    /// and computes it from its inputs before writing (so the result may be
+    /// redirected to another slot).
+    pub fn out_mut(&mut self) -> Option<&mut Slot> {
+        match self {
+            Instr::Const { out, .. }
+            | Instr::Copy { out, .. }
+            | Instr::Int { out, .. }
+            | Instr::AddK { out, .. }
+            | Instr::IntK { out, .. }
+            | Instr::AddInt { out, .. }
+            | Instr::Float { out, .. }
+            | Instr::Concat { out, .. }
+            | Instr::Cmp { out, .. }
+            | Instr::NegInt { out, .. }
+            | Instr::NegFloat { out, .. }
+            | Instr::Not { out, .. }
+            | Instr::ToInt { out, .. }
+            | Instr::ToFloat { out, .. }
+            | Instr::ToStr { out, .. }
+            | Instr::ListNew { out, .. }
+            | Instr::Index { out, .. }
+            | Instr::SetIndex { out, .. }
+            | Instr::Slice { out, .. }
+            | Instr::Append { out, .. }
+            | Instr::Len { out, .. }
+            | Instr::Cap { out, .. }
+            | Instr::StructNew { out, .. }
+            | Instr::Field { out, .. }
+            | Instr::SetField { out, .. }
+            | Instr::MakeChan { out, .. }
+            | Instr::After { out, .. }
+            | Instr::Now { out }
+            | Instr::Args { out }
+            | Instr::Rand { out, .. }
+            | Instr::Perm { out, .. }
+            | Instr::Tensor { out, .. } => Some(out),
+            Instr::Call { out: Some(out), .. } => Some(out),
+            _ => None,
+        }
+    }
+}

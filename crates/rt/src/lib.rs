@@ -1,0 +1,181 @@
+//! The task runtime: Weft tasks are Rust futures run by a pool of worker
+//! threads with per-worker queues and work stealing; a blocked task is a
+//! parked heap object that holds no thread. Design and measurements:
+//! `docs/runtime.md`. Table of contents:
+//!
+//! | file          | concern |
+//! |---------------|---------|
+//! | `api.rs`      | public types: `Config`, `SrcLoc`, `WaitKind`, `TaskEnd`, `RunOutcome`, `SpawnError` |
+//! | `context.rs`  | the worker thread-local; `spawn`, `set_wait`, `yield_now`, `release_lifo`, `trace_span`, `set_task_name`, ... |
+//! | `time.rs`     | `sleep`, `after`, `now_ms`, `register_io` (through `netpoll`) |
+//! | `task.rs`     | a task: number, future, wait reason; `Arc<Task>` is its waker |
+//! | `state.rs`    | a task's scheduling state machine (one atomic byte) |
+//! | `wait.rs`     | a blocked task's wait reason as one word; sites and their locations |
+//! | `registry.rs` | tasks that blocked (deadlock report, final drop) |
+//! | `shared.rs`   | state shared by workers; spawn, wake routing, shutdown protocol, deadlock check |
+//! | `worker.rs`   | the worker loop: LIFO slot, local queue, injector, stealing |
+//! | `idle.rs`     | idle accounting; notify and park protocols |
+//! | `park.rs`     | parking a thread on a condvar or in the poller |
+//! | `sync.rs`     | atomics and locks (loom facade) |
+//! | `trace.rs`    | Chrome trace-event timeline |
+//!
+//! Invariants: every task future is dropped before `Runtime::run` returns
+//! and every worker thread is joined; a run ends at the first of main
+//! returning, a panic, an exit, or a deadlock (every worker parked, no queued
+//! task, no pending timer, I/O wait or external hold).
+
+mod api;
+mod context;
+#[doc(hidden)]
+pub mod idle;
+pub mod memlimit;
+mod netpoll;
+#[doc(hidden)]
+pub mod park;
+mod registry;
+mod shared;
+#[doc(hidden)]
+pub mod state;
+#[doc(hidden)]
+pub mod sync;
+mod task;
+mod time;
+mod trace;
+mod wait;
+mod worker;
+
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crossbeam_deque::Worker;
+
+pub use api::{BlockedTask, Config, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
+pub use context::{
+    clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_task_name,
+    set_wait, set_wait_site, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
+};
+pub use time::{after, now_ms, register_io, sleep};
+pub use wait::SiteResolver;
+
+use context::{install, Ctx};
+use shared::Shared;
+use sync::lock;
+use trace::Tracer;
+
+/// A task runtime. Cheap to create: threads exist only while `run` runs.
+pub struct Runtime {
+    cfg: Config,
+    sites: Option<SiteResolver>,
+    trace_error: sync::Mutex<Option<String>>,
+}
+
+impl Runtime {
+    pub fn new(cfg: Config) -> Runtime {
+        Runtime {
+            cfg,
+            sites: None,
+            trace_error: sync::Mutex::new(None),
+        }
+    }
+
+    /// Gives the runtime the resolver of the sites passed to
+    /// `set_wait_site`, called only to write a deadlock report.
+    pub fn with_wait_sites(mut self, resolver: SiteResolver) -> Runtime {
+        self.sites = Some(resolver);
+        self
+    }
+
+    /// Runs `main` as task 1 on this thread (worker 0) plus `workers - 1`
+    /// threads, and blocks until the run ends: main returned, a task
+    /// panicked or exited, or deadlock. Every task is dropped and every
+    /// thread joined before it returns.
+    pub fn run<F: Future<Output = TaskEnd> + Send + 'static>(&self, main: F) -> RunOutcome {
+        let workers = self.cfg.workers.max(1);
+        let driver = match crate::netpoll::Driver::new() {
+            Ok(d) => d,
+            Err(e) => return runtime_failure(format!("cannot create the poller: {e}")),
+        };
+        let locals: Vec<Worker<Arc<task::Task>>> =
+            (0..workers).map(|_| Worker::new_fifo()).collect();
+        let stealers = locals.iter().map(|w| w.stealer()).collect();
+        let tracer = self.cfg.trace.clone().map(Tracer::new);
+        let shared = Arc::new(Shared::new(
+            workers,
+            self.cfg.seed,
+            self.cfg.max_tasks,
+            stealers,
+            driver,
+            tracer,
+            wait::Sites::new(self.sites.clone()),
+        ));
+        let mut locals = locals.into_iter();
+        let local0 = locals.next().unwrap_or_else(Worker::new_fifo);
+        match shared.new_task(Box::pin(main)) {
+            Ok(t) => local0.push(t),
+            Err(e) => return runtime_failure(e.to_string()),
+        }
+
+        std::thread::scope(|scope| {
+            for (i, local) in locals.enumerate() {
+                let for_worker = shared.clone();
+                let spawned = std::thread::Builder::new()
+                    .name(format!("weft-worker-{}", i + 1))
+                    .spawn_scoped(scope, move || {
+                        let ctx = Rc::new(Ctx::new(for_worker, i + 1, local));
+                        let _guard = install(ctx.clone());
+                        worker::run_worker(&ctx);
+                    });
+                if let Err(e) = spawned {
+                    shared.finish(runtime_failure(format!(
+                        "cannot start a worker thread: {e}"
+                    )));
+                }
+            }
+            let ctx = Rc::new(Ctx::new(shared.clone(), 0, local0));
+            let _guard = install(ctx.clone());
+            worker::run_worker(&ctx);
+        });
+
+        // Shutdown protocol step 4 (see `shared.rs`): all workers are joined.
+        // Workers dropped their queued tasks on the way out.
+        for t in shared.registry.drain() {
+            // SAFETY: every worker was joined: this thread owns every body.
+            unsafe { t.abandon() };
+        }
+        while !shared.injector.is_empty() {
+            if let crossbeam_deque::Steal::Success(t) = shared.injector.steal() {
+                // SAFETY: as above.
+                unsafe { t.abandon() };
+            }
+        }
+        shared.driver.clear();
+        if let Some(tracer) = &shared.tracer {
+            *lock(&self.trace_error) = tracer.write().err().map(|e| {
+                let path = self
+                    .cfg
+                    .trace
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                format!("cannot write trace {path}: {e}")
+            });
+        }
+        shared.take_outcome().unwrap_or(RunOutcome::Returned)
+    }
+
+    /// Why the last run's trace file could not be written, if it could not.
+    pub fn trace_error(&self) -> Option<String> {
+        lock(&self.trace_error).clone()
+    }
+}
+
+/// A failure of the runtime itself (no poller, no threads), reported as a
+/// panic of task 0 at `<runtime>`.
+fn runtime_failure(msg: String) -> RunOutcome {
+    RunOutcome::Panic {
+        task: 0,
+        msg: format!("runtime: {msg}"),
+        loc: SrcLoc::new("<runtime>", 0, 0),
+    }
+}

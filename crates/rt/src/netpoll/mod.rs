@@ -1,0 +1,196 @@
+//! The poller: one `mio::Poll` (epoll on Linux) plus the timer heap. When no
+//! task is runnable, one parked worker blocks here in `epoll_wait` with the
+//! next timer's deadline as timeout; other threads interrupt it through a
+//! `mio::Waker` (an eventfd). Modelled on tokio's I/O and time drivers,
+//! reduced to what Weft needs: timers and readiness of a few sources.
+//!
+//! Invariants:
+//! - At most one thread waits in the poller (the `poll` lock is taken with
+//!   `try_lock`; a worker that fails to get it parks on its condition variable).
+//! - A wake sent before the waiter reaches `epoll_wait` is not lost: the
+//!   eventfd stays readable until the next wait returns.
+//! - Adding a timer earlier than the deadline the waiter is sleeping towards
+//!   wakes the waiter (Dekker-style: the adder publishes the deadline, then
+//!   reads `sleeping_until`; the waiter publishes `sleeping_until`, then
+//!   reads the deadline; with SeqCst one of them sees the other).
+
+pub mod io;
+pub mod timer;
+
+use std::io as stdio;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Poll, Token, Waker};
+
+use crate::sync::{try_lock, AtomicU64, Mutex, Ordering};
+pub use io::{IoRegistry, IoSource};
+pub use timer::{TimerAction, TimerHandle, Timers, NO_DEADLINE};
+
+const WAKER_TOKEN: Token = Token(usize::MAX);
+/// `sleeping_until` when no thread waits in the poller.
+const NOT_SLEEPING: u64 = 0;
+
+/// The poller and timers of one run.
+pub struct Driver {
+    start: Instant,
+    poll: Mutex<PollState>,
+    waker: Waker,
+    /// Deadline (ns) the waiter sleeps towards; `NO_DEADLINE` for "forever",
+    /// `NOT_SLEEPING` when no thread is in `epoll_wait`.
+    sleeping_until: AtomicU64,
+    pub timers: Timers,
+    pub io: std::sync::Arc<IoRegistry>,
+}
+
+struct PollState {
+    poll: Poll,
+    events: Events,
+}
+
+impl Driver {
+    /// Opens an epoll instance and its waker.
+    pub fn new() -> stdio::Result<Driver> {
+        let poll = Poll::new()?;
+        let waker = Waker::new(poll.registry(), WAKER_TOKEN)?;
+        let io = std::sync::Arc::new(IoRegistry::new(poll.registry().try_clone()?));
+        Ok(Driver {
+            start: Instant::now(),
+            poll: Mutex::new(PollState {
+                poll,
+                events: Events::with_capacity(256),
+            }),
+            waker,
+            sleeping_until: AtomicU64::new(NOT_SLEEPING),
+            timers: Timers::new(),
+            io,
+        })
+    }
+
+    /// Nanoseconds since the driver was created (the run's clock).
+    pub fn now(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Adds a timer `after` from now; wakes the poller's waiter if needed.
+    pub fn add_timer(&self, after: Duration, action: TimerAction) -> TimerHandle {
+        let after = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX / 2);
+        let deadline = self.now().saturating_add(after).min(NO_DEADLINE - 1);
+        let (handle, earliest) = self.timers.add(deadline, action);
+        if earliest {
+            let sleeping = self.sleeping_until.load(Ordering::SeqCst);
+            if sleeping != NOT_SLEEPING && deadline < sleeping {
+                self.unpark();
+            }
+        }
+        handle
+    }
+
+    /// Fires due timers. Cheap (one atomic load) when none is due.
+    pub fn fire_timers(&self) -> usize {
+        if self.timers.next_deadline() == NO_DEADLINE {
+            return 0;
+        }
+        self.timers.fire_expired(self.now())
+    }
+
+    /// Polls for I/O without blocking, if no other thread holds the poller
+    /// and some source is registered. Busy workers call this now and then.
+    pub fn poll_io_now(&self) {
+        if self.io.registered() == 0 {
+            return;
+        }
+        if let Some(mut st) = try_lock(&self.poll) {
+            let st = &mut *st;
+            if st.poll.poll(&mut st.events, Some(Duration::ZERO)).is_ok() {
+                self.io.dispatch(&st.events, WAKER_TOKEN);
+            }
+        }
+    }
+
+    /// Wakes the thread waiting in the poller, if any (or the next one).
+    pub fn unpark(&self) {
+        // An error here means the eventfd is gone, which only happens when
+        // the driver is being dropped; nobody is waiting then.
+        let _ = self.waker.wake();
+    }
+
+    /// Takes the poller if no other thread holds it, calls `enter`, and if
+    /// that returns true blocks in `epoll_wait` until a wake, an I/O event or
+    /// the next timer deadline; dispatches I/O readiness to wakers. Timers
+    /// are not fired here (the caller fires them once it counts as running).
+    /// Returns whether the poller was taken.
+    pub fn try_park(&self, enter: &mut dyn FnMut() -> bool) -> bool {
+        let Some(mut st) = try_lock(&self.poll) else {
+            return false;
+        };
+        if !enter() {
+            return true;
+        }
+        let st = &mut *st;
+        let mut deadline = self.timers.next_deadline();
+        self.sleeping_until.store(deadline, Ordering::SeqCst);
+        // Re-read after publishing (see the module invariants).
+        deadline = deadline.min(self.timers.next_deadline());
+        let timeout = (deadline != NO_DEADLINE).then(|| {
+            // Round up to the next millisecond: epoll waits in whole ms.
+            let ns = deadline.saturating_sub(self.now());
+            Duration::from_nanos(ns.div_ceil(1_000_000) * 1_000_000)
+        });
+        let res = st.poll.poll(&mut st.events, timeout);
+        self.sleeping_until.store(NOT_SLEEPING, Ordering::SeqCst);
+        if res.is_ok() {
+            self.io.dispatch(&st.events, WAKER_TOKEN);
+        }
+        true
+    }
+
+    /// Drops all timers without running them (end of a run).
+    pub fn clear(&self) {
+        self.timers.clear();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering as O};
+    use std::sync::Arc;
+
+    #[test]
+    fn park_returns_at_the_timer_deadline() {
+        let d = Driver::new().unwrap();
+        let fired = Arc::new(AtomicBool::new(false));
+        let f = fired.clone();
+        d.add_timer(
+            Duration::from_millis(5),
+            TimerAction::Call(Box::new(move || f.store(true, O::SeqCst))),
+        );
+        assert_eq!(d.timers.pending(), 1);
+        while !fired.load(O::SeqCst) {
+            assert!(d.try_park(&mut || true));
+            d.fire_timers();
+        }
+        assert_eq!(d.timers.pending(), 0);
+        assert!(d.now() >= 5_000_000);
+    }
+
+    #[test]
+    fn unpark_before_park_is_not_lost() {
+        let d = Driver::new().unwrap();
+        d.unpark();
+        // Would block forever (no timers) if the wake were lost.
+        assert!(d.try_park(&mut || true));
+    }
+
+    #[test]
+    fn unpark_from_another_thread_interrupts_the_wait() {
+        let d = Arc::new(Driver::new().unwrap());
+        let d2 = d.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(10));
+            d2.unpark();
+        });
+        assert!(d.try_park(&mut || true));
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,243 @@
+//! The worker loop: pick a task (LIFO slot, local queue, injection queue,
+//! steal), poll it, and park when there is nothing to do. Tokio's
+//! `multi_thread/worker.rs` reduced to Weft's needs.
+//!
+//! Task selection order, each loop turn:
+//! 1. Every `MAINTENANCE_INTERVAL` turns: fire due timers, poll I/O without
+//!    blocking, and take from the injection queue first (so tasks woken from
+//!    outside are not starved by a busy local queue).
+//! 2. The LIFO slot, unless `MAX_LIFO_POLLS` LIFO tasks ran in a row; then
+//!    the LIFO task moves to the back of the local queue (fairness: two tasks
+//!    ping-ponging cannot starve the queue).
+//! 3. The local queue (FIFO), then the injection queue.
+//! 4. Search: steal half of another worker's queue.
+//! 5. Park (protocol in `idle.rs` and `park.rs`).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use super::api::{RunOutcome, SrcLoc, TaskEnd};
+use super::context::{Ctx, PREEMPT_BUDGET};
+use super::idle::ParkDecision;
+use super::registry::Registry;
+use super::sync::{fence, Ordering};
+use super::task::{Body, Task};
+
+/// Turns between maintenance steps (tokio uses 61 too: prime, so it does
+/// not beat with program loops).
+const MAINTENANCE_INTERVAL: u32 = 61;
+/// LIFO tasks run in a row before the queue gets a turn (tokio: 3).
+const MAX_LIFO_POLLS: u32 = 3;
+
+/// Runs tasks until the run shuts down.
+pub(crate) fn run_worker(ctx: &Ctx) {
+    let shared = &ctx.shared;
+    let mut searching = false;
+    loop {
+        if shared.is_shutdown() {
+            break;
+        }
+        // Counts down to the next maintenance turn.
+        let tick = ctx.tick.get();
+        ctx.tick.set(if tick == 0 {
+            MAINTENANCE_INTERVAL
+        } else {
+            tick - 1
+        });
+        let mut task = None;
+        if tick == 0 {
+            shared.driver.fire_timers();
+            shared.driver.poll_io_now();
+            task = shared.steal_injector(ctx);
+        }
+        let task = task
+            .or_else(|| next_local(ctx))
+            .or_else(|| shared.steal_injector(ctx))
+            .or_else(|| {
+                if !searching {
+                    searching = shared.idle.transition_to_searching();
+                }
+                if searching {
+                    shared.steal_other(ctx)
+                } else {
+                    None
+                }
+            });
+        match task {
+            Some(task) => {
+                if searching {
+                    searching = false;
+                    if shared.idle.transition_from_searching() {
+                        shared.notify_parked_local();
+                    }
+                }
+                run_task(ctx, task);
+            }
+            None => park(ctx, &mut searching),
+        }
+    }
+    // Shutdown step 4, this worker's part: drop the futures of the tasks
+    // still queued here (blocked ones are dropped from the registry).
+    if let Some(t) = ctx.lifo.take() {
+        // SAFETY: a queued task is SCHEDULED and was taken from this worker's
+        // own slot or queue, so this worker owns its body (`task.rs`).
+        unsafe { t.abandon() };
+    }
+    while let Some(t) = ctx.local.pop() {
+        // SAFETY: as above.
+        unsafe { t.abandon() };
+    }
+    if let (Some(tracer), Some(buf)) = (&shared.tracer, &ctx.trace) {
+        tracer.flush(ctx.index, std::mem::take(&mut *buf.borrow_mut()));
+    }
+}
+
+/// Steps 2-3 (local part).
+fn next_local(ctx: &Ctx) -> Option<Arc<Task>> {
+    if let Some(t) = ctx.lifo.take() {
+        let n = ctx.lifo_polls.get();
+        if n < MAX_LIFO_POLLS {
+            ctx.lifo_polls.set(n + 1);
+            return Some(t);
+        }
+        ctx.local.push(t);
+    }
+    ctx.lifo_polls.set(0);
+    ctx.local.pop()
+}
+
+/// Park protocol steps P1-P5 of `idle.rs`.
+fn park(ctx: &Ctx, searching: &mut bool) {
+    let shared = &ctx.shared;
+    // P1, P2.
+    match shared
+        .idle
+        .transition_to_parked(ctx.index, *searching, || shared.deadlocked())
+    {
+        ParkDecision::Shutdown => return,
+        ParkDecision::Deadlock => {
+            let blocked = shared.blocked_tasks();
+            shared.finish(RunOutcome::Deadlock(blocked));
+            return;
+        }
+        ParkDecision::Parked => {}
+    }
+    *searching = false;
+    // P3.
+    fence(Ordering::SeqCst);
+    if !shared.has_queued_work() && !shared.is_shutdown() {
+        // P4.
+        shared.parkers[ctx.index].park(&shared.driver);
+    }
+    // P5.
+    shared.idle.transition_from_parked(ctx.index);
+    *searching = true;
+    shared.driver.fire_timers();
+}
+
+/// Polls one task once and handles how the poll ended.
+fn run_task(ctx: &Ctx, task: Arc<Task>) {
+    let shared = &ctx.shared;
+    if !task.state.start_running() {
+        return;
+    }
+    ctx.budget.set(PREEMPT_BUDGET);
+    let t0 = if ctx.trace.is_some() {
+        shared.driver.now()
+    } else {
+        0
+    };
+    let id = task.id;
+    // The task sits in `current` during the poll (set_wait and friends read
+    // it); only shared borrows of `current` are taken until it is taken back.
+    ctx.wait_published
+        .set(task.wait.load(Ordering::Relaxed) != 0);
+    *ctx.current.borrow_mut() = Some(task);
+    let res = {
+        let current = ctx.current.borrow();
+        let Some(task) = current.as_ref() else { return };
+        let poll = |body: &mut Body| {
+            let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
+            let mut cx = Context::from_waker(waker);
+            let res = match body.future.as_mut() {
+                Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+                    Ok(p) => p,
+                    Err(payload) => Poll::Ready(TaskEnd::Panic {
+                        msg: panic_message(&payload),
+                        loc: runtime_loc(),
+                    }),
+                },
+                None => Poll::Ready(TaskEnd::Returned),
+            };
+            // A finished future is dropped outside the body (see below).
+            let done = if res.is_ready() {
+                Some((body.future.take(), body.waker.take()))
+            } else {
+                None
+            };
+            (res, done)
+        };
+        // SAFETY: `start_running` moved the state to RUNNING above and it
+        // stays so until `stop_running` or `finish` below, so this worker
+        // owns the body (`task.rs`). The future cannot reach its own body:
+        // its waker only changes the state and queues the task.
+        let (res, done) = unsafe { task.with_body(poll) };
+        drop(done);
+        res
+    };
+    let Some(task) = ctx.current.borrow_mut().take() else {
+        return;
+    };
+    let wait = ctx.wait.replace(0);
+    ctx.trace_event("run".into(), "run", t0, id);
+    match res {
+        Poll::Pending => {
+            // Register while the task is still ours (RUNNING): once IDLE,
+            // another worker may poll it.
+            if !Registry::is_registered(&task) {
+                shared.registry.insert(task.clone());
+            }
+            // Publish the wait reason for the deadlock report.
+            if wait != 0 {
+                task.wait.store(wait, Ordering::Relaxed);
+            }
+            if task.state.stop_running() {
+                // Woken during its own poll (yield_now): back of the queue.
+                ctx.trace_wake(task.id);
+                ctx.local.push(task);
+                shared.notify_parked_local();
+            }
+        }
+        Poll::Ready(end) => {
+            task.state.finish();
+            shared.task_done(&task);
+            match end {
+                TaskEnd::Returned if task.id == 1 => shared.finish(RunOutcome::Returned),
+                TaskEnd::Returned => {}
+                TaskEnd::Panic { msg, loc } => shared.finish(RunOutcome::Panic {
+                    task: task.id,
+                    msg,
+                    loc,
+                }),
+                TaskEnd::Exit(code) => shared.finish(RunOutcome::Exit(code)),
+            }
+        }
+    }
+}
+
+fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "task panicked".to_string()
+    }
+}
+
+/// The location reported for a Rust panic inside a task (a runtime bug, not
+/// a Weft `panic`, which arrives as `TaskEnd::Panic`).
+fn runtime_loc() -> SrcLoc {
+    SrcLoc::new("<runtime>", 0, 0)
+}

@@ -1,0 +1,201 @@
+//! The `weft` command line: argument parsing (clap) and the four commands of
+//! spec section 9 (`run`, `check`, `build`, `dump`) plus `trace`.
+//!
+//! Exit codes: 0 success; 1 the program does not compile or a file cannot be
+//! read or written; 2 a runtime panic or deadlock (or a usage error, as clap
+//! reports it); `exit(code)` exits with `code`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+use weft_ir::pb::ProgramDesc;
+
+/// Weft: a CSP-style concurrent dataflow engine.
+#[derive(Debug, Parser)]
+#[command(name = "weft", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile and run a `.weft` file, or run a compiled program file.
+    Run(RunArgs),
+    /// Parse and type-check a `.weft` file only.
+    Check(FileArg),
+    /// Write the compiled program (a protobuf `ProgramDesc`).
+    Build(BuildArgs),
+    /// Print the program's IR in readable text.
+    Dump(FileArg),
+    /// Draw a `--trace` timeline as an SVG picture.
+    Trace(TraceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// A trace written by `weft run --trace`.
+    pub file: PathBuf,
+    /// Where to write the SVG picture.
+    #[arg(short, long, value_name = "OUT.svg")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct FileArg {
+    /// A `.weft` source file or a compiled program file.
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The `.weft` source file to compile.
+    pub file: PathBuf,
+    /// Where to write the compiled program.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A `.weft` source file or a compiled program file.
+    pub file: PathBuf,
+    /// Number of worker threads (default: one per CPU).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub workers: Option<u32>,
+    /// Seed for `rand`, `perm`, select choices and scheduling.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Write a Chrome trace-event timeline of tasks and ops to this file.
+    #[arg(long, value_name = "OUT.json")]
+    pub trace: Option<PathBuf>,
+    /// The most tasks alive at once; past it `go` panics naming the limit.
+    #[arg(long, value_name = "N", default_value_t = 10_000_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tasks: u64,
+    /// Memory ceiling in MiB (default: three quarters of the machine's
+    /// memory); past it the program panics naming the limit.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_memory: Option<u64>,
+    /// Arguments for the program, after `--` (see `args()`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main_with(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Check(a) => match load(&a.file) {
+            Ok(_) => 0,
+            Err(code) => code,
+        },
+        Command::Dump(a) => match load(&a.file) {
+            Ok(prog) => {
+                let text = weft_ir::dump(&prog);
+                let mut out = std::io::stdout().lock();
+                match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                    Ok(()) => 0,
+                    Err(e) => fail(format!("cannot write output: {e}")),
+                }
+            }
+            Err(code) => code,
+        },
+        Command::Build(a) => match load(&a.file) {
+            Ok(prog) => match std::fs::write(&a.output, weft_ir::encode(&prog)) {
+                Ok(()) => 0,
+                Err(e) => fail(format!("cannot write {}: {e}", a.output.display())),
+            },
+            Err(code) => code,
+        },
+        Command::Trace(a) => match crate::tracesvg::render_file(&a.file, &a.output) {
+            Ok(()) => 0,
+            Err(e) => fail(e.to_string()),
+        },
+        Command::Run(a) => match load(&a.file) {
+            Ok(prog) => run(&prog, &a),
+            Err(code) => code,
+        },
+    }
+}
+
+fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
+    // A CUDA build without a usable GPU says so once, when the program
+    // first asks for devices, and runs on the CPU. Only on a terminal: a
+    // run's captured stderr holds the spec's messages and nothing else.
+    if std::io::stderr().is_terminal() {
+        weft_tensor::device::set_note_sink(|note| eprintln!("weft: note: {note}"));
+    }
+    let cfg = weft_interp::RunConfig {
+        workers: a
+            .workers
+            .map(|w| w as usize)
+            .unwrap_or(weft_interp::RunConfig::default().workers),
+        seed: a.seed,
+        trace: a.trace.clone(),
+        args: a.args.clone(),
+        max_tasks: Some(a.max_tasks as usize),
+        max_memory: a
+            .max_memory
+            .map(|m| (m as usize).saturating_mul(1 << 20))
+            .or_else(weft_rt::memlimit::default_limit),
+        ..Default::default()
+    };
+    match weft_interp::run_program(prog, cfg) {
+        Ok(result) => {
+            let report = weft_interp::render_outcome(&result.outcome);
+            if !report.stderr.is_empty() {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(report.stderr.as_bytes());
+                let _ = err.flush();
+            }
+            report.code
+        }
+        Err(e) => fail(e.to_string()),
+    }
+}
+
+/// Prints `weft: MSG` on stderr and returns exit code 1.
+fn fail(msg: String) -> i32 {
+    eprintln!("weft: {msg}");
+    1
+}
+
+/// Reads FILE as source (compiled and checked) or as a compiled program
+/// (decoded and verified). Errors are printed; the exit code is returned.
+///
+/// A file ending in `.weft` is source. Any other file is decoded as a
+/// program; if that fails and the file is UTF-8 text, it is compiled as source.
+pub fn load(path: &Path) -> Result<ProgramDesc, i32> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+    let is_source = path.extension().is_some_and(|e| e == "weft");
+    if !is_source {
+        match weft_ir::decode(&bytes) {
+            Ok(prog) => {
+                return match weft_ir::verify(&prog) {
+                    Ok(()) => Ok(prog),
+                    Err(e) => Err(fail(format!("{shown}: invalid program: {e}"))),
+                };
+            }
+            Err(e) => {
+                if std::str::from_utf8(&bytes).is_err() {
+                    return Err(fail(format!("{shown}: {e}")));
+                }
+            }
+        }
+    }
+    let src = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => return Err(fail(format!("{shown}: source is not valid UTF-8"))),
+    };
+    match weft_lang::compile(&shown, &src) {
+        Ok(prog) => Ok(prog),
+        Err(diags) => {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(diags.render(&src).as_bytes());
+            let _ = err.flush();
+            Err(1)
+        }
+    }
+}
