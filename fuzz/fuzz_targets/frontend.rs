@@ -1,7 +1,7 @@
 //! Fuzz target: text → `weft_lang::compile`. The result is a program that
 //! verifies, or diagnostics that render; never a panic. (Hangs are caught by
 //! libFuzzer's `-timeout`.) Bytes that are not UTF-8 are skipped: source is
-//! UTF-8 by the spec and the CLI rejects other bytes before compiling.
+//! UTF-8 by docs/language.md and the CLI rejects other bytes before compiling.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

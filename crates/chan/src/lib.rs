@@ -14,7 +14,7 @@
 //! | `error.rs`   | error values                                                |
 //! | `sync.rs`    | std/parking_lot or loom, chosen by `--cfg loom`             |
 //!
-//! Rules kept (Go's, spec section 6): FIFO values and FIFO blocked senders
+//! Rules kept (Go's, docs/language.md, "Channels"): FIFO values and FIFO blocked senders
 //! and receivers; send hands off to a waiting receiver before buffering;
 //! send on a closed channel fails; close of a closed channel fails; receive
 //! on a closed channel drains the buffer, then yields `None`; close wakes

@@ -108,7 +108,7 @@ pub struct SelCase {
     /// The first instruction of the case's block.
     pub target: Pc,
     /// Where the case is written (the IR's `case_locs`), for a panic in a
-    /// chosen case (spec section 10); `None`: the `select`'s location.
+    /// chosen case (docs/language.md, "Details"); `None`: the `select`'s location.
     pub loc: Option<SrcLoc>,
 }
 

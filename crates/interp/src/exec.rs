@@ -195,7 +195,7 @@ pub(super) fn in_flight(v: &Value) -> Option<Box<Tensor>> {
 }
 
 /// A panic in the chosen case of the `select` at `at`: located at the case
-/// when the IR gave its location (spec section 10), else at the `select`.
+/// when the IR gave its location (docs/language.md, "Details"), else at the `select`.
 pub(super) fn case_end(f: Option<&Func>, at: usize, case: &SelCase, msg: &str) -> TaskEnd {
     TaskEnd::Panic {
         msg: msg.into(),

@@ -1,4 +1,4 @@
-//! Printed form of floats (spec sections 7 and 10).
+//! Printed form of floats (docs/language.md, "Printing values").
 //!
 //! The digits are the shortest that read back to the same `f64` (Rust's
 //! `Display`/`LowerExp` already produce them, Grisu/Ryu style). The layout

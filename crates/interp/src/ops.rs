@@ -1,6 +1,6 @@
 //! Pure operations on values: arithmetic, comparisons, conversions, lists,
 //! strings and structs. Each returns the new value or the panic message of
-//! spec section 9 (`integer divide by zero`, `index out of range [I] with
+//! docs/language.md, "Errors and exit codes" (`integer divide by zero`, `index out of range [I] with
 //! length L`, ...); the executor adds the location.
 //!
 //! Operand types were checked before the program ran; a value of an

@@ -1,4 +1,4 @@
-//! Tensor builtins and tensor arithmetic (spec section 8) in the
+//! Tensor builtins and tensor arithmetic (docs/language.md, "Tensors") in the
 //! interpreter: a thin adapter over `weft_tensor::builtins`, which owns
 //! the builtin table, the kernel dispatch and the compute-pool cost.
 //!

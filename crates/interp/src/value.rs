@@ -6,7 +6,7 @@
 //!   task ever sees another task's write;
 //! - a channel value is a reference (`Chan` is a handle) plus its element type,
 //!   kept only so that it prints as `chan T(cap N)`; `None` is the nil channel;
-//! - printing follows spec sections 7 and 10 exactly (`fmt_float` for floats).
+//! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats).
 
 use std::fmt;
 use std::sync::Arc;
@@ -104,7 +104,7 @@ impl Value {
         Value::List(Arc::new(v))
     }
 
-    /// The printed form (spec section 7), as `print` and `str(x)` write it.
+    /// The printed form (docs/language.md, "Printing values"), as `print` and `str(x)` write it.
     pub fn to_display(&self) -> String {
         let mut s = String::new();
         self.write_to(&mut s);
@@ -185,7 +185,7 @@ pub enum ZeroError {
     Recursive(String),
 }
 
-/// The zero value of `ty` (spec section 2): `0`, `0.0`, `false`, `""`, nil
+/// The zero value of `ty` (docs/language.md, "Types"): `0`, `0.0`, `false`, `""`, nil
 /// channel, empty list, empty tensor, every field zero.
 pub fn zero_value(ty: &Ty, structs: &[StructInfo]) -> Result<Value, ZeroError> {
     zero_depth(ty, structs, 0)

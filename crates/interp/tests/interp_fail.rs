@@ -1,4 +1,4 @@
-//! Runtime failures of spec section 9: each message, its location, exit code
+//! Runtime failures (docs/language.md, "Errors and exit codes"): each message, its location, exit code
 //! 2, output printed before the report; `exit(code)`.
 
 mod interp_util;

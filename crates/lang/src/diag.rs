@@ -1,4 +1,4 @@
-//! Compile diagnostics and their rendering in spec section 9's form.
+//! Compile diagnostics and their rendering in the form of docs/language.md, "Compile errors".
 //!
 //! Each error renders as `FILE:LINE:COL: error: MESSAGE`, the source line as
 //! it is (tabs kept), a caret line underlining the token (`^~~~`), and an
@@ -8,7 +8,7 @@
 //!
 //! Rendered by hand: ariadne, miette and codespan-reporting all draw their
 //! own headers and gutters (`error[..]`, `──╮`, `┌─`), and none prints the
-//! `FILE:LINE:COL: error:` line that the spec (and Go tooling) fixes.
+//! `FILE:LINE:COL: error:` line that docs/language.md (and Go tooling) fixes.
 
 use std::fmt::Write as _;
 
@@ -118,7 +118,7 @@ impl Diagnostics {
         self.items.extend(other.items);
     }
 
-    /// Renders every error in spec section 9's form, each ending in a newline.
+    /// Renders every error in the form of docs/language.md, "Compile errors", each ending in a newline.
     pub fn render(&self, src: &str) -> String {
         let mut out = String::new();
         for d in &self.items {

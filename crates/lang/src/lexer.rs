@@ -3,7 +3,7 @@
 //! Invariants: never panics on any input; every token has a span into the
 //! source; a `Semi` token is inserted at a newline (or at end of file) after
 //! an identifier, a literal, `)`, `]`, `}`, `++`, `--`, `break`, `continue`,
-//! `return`, `true`, `false` or `nil` (spec section 1, after Go's rule).
+//! `return`, `true`, `false` or `nil` (docs/language.md, "Lexical rules", after Go's rule).
 //! Inserted semicolons have an empty span at the newline and the text "\n".
 
 use crate::diag::{Diagnostics, Span};

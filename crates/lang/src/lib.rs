@@ -4,9 +4,9 @@
 //! |---|---|
 //! | [`lexer`] | source to tokens, Go's semicolon insertion |
 //! | [`parser`] | tokens to the syntax tree ([`ast`]), recovering at the next statement |
-//! | [`check`] | every typing rule of the spec; tables for the lowering |
+//! | [`check`] | every typing rule of docs/language.md; tables for the lowering |
 //! | [`lower`] | the checked tree to a verified `ProgramDesc` through `weft_ir::builder` |
-//! | [`diag`] | errors and their rendering in spec section 9's form |
+//! | [`diag`] | errors and their rendering in the form of docs/language.md, "Compile errors" |
 //!
 //! `compile` and `check` run the whole pipeline and return every error of
 //! the file at once (`Diagnostics`, in source order); `parse` exposes the

@@ -1,4 +1,4 @@
-//! Every construct of the spec parses, checks and lowers: `programs/all_constructs.weft`
+//! Every construct of docs/language.md parses, checks and lowers: `programs/all_constructs.weft`
 //! must use every statement and expression form, operator and builtin (checked
 //! by walking its syntax tree), and it, like every other test program and
 //! every golden file that compiles, lowers to an IR program that passes

@@ -1,6 +1,6 @@
 //! The editor files in `lang/editor/` are valid JSON, the VS Code manifest
 //! points at the grammar for `.weft` files, and the grammar highlights every
-//! keyword of spec section 1 and every builtin the compiler knows.
+//! keyword of docs/language.md, "Lexical rules" and every builtin the compiler knows.
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! The front end never panics: every test program, cut short at many
 //! places and mutated at random (deterministically seeded), goes through
 //! `compile` and `parse` without a panic, and a broken program always
-//! yields at least one diagnostic that renders in spec section 9's form.
+//! yields at least one diagnostic that renders in the form of docs/language.md, "Compile errors".
 
 use std::path::Path;
 

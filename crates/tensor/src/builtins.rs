@@ -1,4 +1,4 @@
-//! The builtins of spec section 8 as one entry point for the interpreter:
+//! The builtins of docs/language.md, "Tensors" as one entry point for the interpreter:
 //! `call(builtin, args).await`, with arguments and results in the
 //! language's types (`Arg`, `Ret`), run inline or on the compute pool
 //! according to their cost (`kernel_cost`).

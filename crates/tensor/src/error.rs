@@ -1,5 +1,5 @@
 //! `TensorError`: why a tensor builtin failed. Its `Display` is the runtime
-//! panic message (spec section 8): lowercase, no trailing period, naming both
+//! panic message (docs/language.md, "Tensors"): lowercase, no trailing period, naming both
 //! shapes or the device involved, e.g. `matmul: shape mismatch [2,3] x [4,5]`.
 
 use super::Shape;
@@ -32,7 +32,7 @@ pub enum TensorError {
     /// `tensor_from`: the list does not fill the shape exactly.
     #[error("tensor_from: {len} values do not fill shape {shape}")]
     ListLength { len: usize, shape: String },
-    /// A row index (`gather`) out of range, worded as the spec's list index error.
+    /// A row index (`gather`) out of range, worded as the list index error of docs/language.md.
     #[error("{op}: index out of range [{index}] with length {len}")]
     IndexOutOfRange {
         op: &'static str,

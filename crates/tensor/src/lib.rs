@@ -1,4 +1,4 @@
-//! Tensors: immutable f32 arrays with a shape and a device (spec section 8).
+//! Tensors: immutable f32 arrays with a shape and a device (docs/language.md, "Tensors").
 //!
 //! Invariants:
 //! - A `Tensor` never changes after it is made; `Clone` shares its storage
@@ -191,7 +191,7 @@ impl fmt::Debug for Tensor {
 }
 
 impl fmt::Display for Tensor {
-    /// The printed form of spec section 7: `tensor[2,3]@cpu`.
+    /// The printed form of docs/language.md, "Printing values": `tensor[2,3]@cpu`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "tensor{}@{}", self.shape, self.device_name())
     }

@@ -1,5 +1,5 @@
 //! `tensor::builtins`: the interpreter's entry point maps every builtin of
-//! spec section 8 to its kernel, with argument kinds checked and costs that
+//! docs/language.md, "Tensors" to its kernel, with argument kinds checked and costs that
 //! send long kernels to the compute pool.
 
 use std::future::Future;

@@ -1,5 +1,5 @@
 //! Error messages of the tensor builtins: they are the runtime panic
-//! messages of spec section 8, so each is checked word for word.
+//! messages of docs/language.md, "Tensors", so each is checked word for word.
 
 use weft_tensor::{self as tensor, BinOp, Tensor};
 

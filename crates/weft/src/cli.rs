@@ -1,5 +1,5 @@
 //! The `weft` command line: argument parsing (clap) and the four commands of
-//! spec section 9 (`run`, `check`, `build`, `dump`) plus `trace`.
+//! docs/language.md, "Errors and exit codes" (`run`, `check`, `build`, `dump`) plus `trace`.
 //!
 //! Exit codes: 0 success; 1 the program does not compile or a file cannot be
 //! read or written; 2 a runtime panic or deadlock (or a usage error, as clap
@@ -122,7 +122,7 @@ pub fn main_with(cli: Cli) -> i32 {
 fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
     // A CUDA build without a usable GPU says so once, when the program
     // first asks for devices, and runs on the CPU. Only on a terminal: a
-    // run's captured stderr holds the spec's messages and nothing else.
+    // run's captured stderr holds the messages of docs/language.md and nothing else.
     if std::io::stderr().is_terminal() {
         weft_tensor::device::set_note_sink(|note| eprintln!("weft: note: {note}"));
     }

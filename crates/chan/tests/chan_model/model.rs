@@ -1,4 +1,4 @@
-//! A sequential reference model of Go's channel rules (spec section 6;
+//! A sequential reference model of Go's channel rules (docs/language.md, "Channels";
 //! `runtime/chan.go`, `runtime/select.go`), written for clarity, not speed.
 //!
 //! Every blocking operation is modelled as a select (a plain send or

@@ -1,4 +1,4 @@
-//! Builtin functions (spec sections 6, 7 and 8) and call checking.
+//! Builtin functions (docs/language.md, "Builtins" and "Tensors") and call checking.
 //!
 //! Most builtins have a fixed signature (`fixed_sig`); the rest (`print`,
 //! `len`, `cap`, `append`, conversions, `make`, `close`, `after`, `sleep`,

@@ -1,4 +1,4 @@
-//! The type checker: enforces every rule of the spec and records, for the
+//! The type checker: enforces every rule of docs/language.md and records, for the
 //! lowering, the type of each expression, what each name refers to, and the
 //! variables each `go { }` block captures.
 //!
