@@ -1,5 +1,5 @@
-//! The terminating-statement rule behind `missing return` (spec section
-//! 10, after the Go specification's "Terminating statements"): `return`,
+//! The terminating-statement rule behind `missing return` (docs/language.md,
+//! "Details", after the Go specification's "Terminating statements"): `return`,
 //! `panic(...)`, `exit(...)`, `for { }` without a `break` that leaves it,
 //! `select` and `switch` (with `default`) whose every case terminates and
 //! does not break out, `if`/`else` with both branches terminating, blocks
