@@ -36,7 +36,7 @@ use super::ring::{Miss, Ring, Words, RING_MAX};
 use super::state::{Buf, RecvStep, SendStep, State};
 use std::ops::{Deref, DerefMut};
 
-use super::sync::{Arc, AtomicUsize, Mutex, MutexGuard, Ordering};
+use super::loom::{Arc, AtomicUsize, Mutex, MutexGuard, Ordering};
 use super::waiter::{
     block_on, block_on_spinning, context_in, hint, keep_in, Check, Owned, Parkable, Retry,
     WaitSlot, Waiter,

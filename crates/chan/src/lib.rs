@@ -12,7 +12,7 @@
 //! | `select.rs`  | `Select<T>`: poll order, lock order, park, dequeue          |
 //! | `waiter.rs`  | a blocked party (`Context`), its CAS, waking, `block_on`    |
 //! | `error.rs`   | error values                                                |
-//! | `sync.rs`    | std/parking_lot or loom, chosen by `--cfg loom`             |
+//! | `loom.rs`    | the loom facade of every Weft crate: std/parking_lot, or loom's types under `--cfg loom` |
 //!
 //! Rules kept (Go's, docs/language.md, "Channels"): FIFO values and FIFO blocked senders
 //! and receivers; send hands off to a waiting receiver before buffering;
@@ -24,10 +24,10 @@
 
 mod channel;
 mod error;
+pub mod loom;
 mod ring;
 mod select;
 mod state;
-mod sync;
 mod waiter;
 
 pub use channel::{block_forever, Chan, RecvFut, SendFut};

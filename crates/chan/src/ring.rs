@@ -36,7 +36,7 @@ use std::mem::MaybeUninit;
 
 use crossbeam_utils::CachePadded;
 
-use super::sync::{fence, AtomicUsize, Backoff, Ordering, UnsafeCell};
+use super::loom::{fence, AtomicUsize, Backoff, Ordering, UnsafeCell};
 
 /// Buffered channels up to this capacity use the ring (allocated whole when
 /// the channel is made, as Go does); larger ones keep a growable `VecDeque`

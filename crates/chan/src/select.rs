@@ -65,9 +65,9 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use smallvec::SmallVec;
 
 use super::channel::{Locked, Probe};
+use super::loom::Backoff;
 use super::ring::Words;
 use super::state::{RecvStep, SendStep};
-use super::sync::Backoff;
 use super::waiter::{
     block_on, block_on_spinning, context_in, hint, keep_in, Check, Handoff, Owned, Parkable,
     WaitSlot, Waiter,

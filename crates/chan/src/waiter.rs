@@ -56,7 +56,7 @@
 use std::ptr::NonNull;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
-use super::sync::{AtomicUsize, Ordering, UnsafeCell};
+use super::loom::{AtomicUsize, Ordering, UnsafeCell};
 use super::Outcome;
 
 const WAITING: usize = 0;
@@ -403,7 +403,7 @@ impl<T, V> Waiter<T, V> {
 }
 
 /// Wakes a parked thread: the waker behind every `_blocking` operation.
-struct ThreadWaker(super::sync::Thread);
+struct ThreadWaker(super::loom::Thread);
 
 impl Wake for ThreadWaker {
     fn wake(self: std::sync::Arc<Self>) {
@@ -417,14 +417,14 @@ impl Wake for ThreadWaker {
 #[cfg(not(loom))]
 fn thread_waker() -> Waker {
     thread_local! {
-        static WAKER: Waker = Waker::from(std::sync::Arc::new(ThreadWaker(super::sync::current())));
+        static WAKER: Waker = Waker::from(std::sync::Arc::new(ThreadWaker(super::loom::current())));
     }
     WAKER.with(Waker::clone)
 }
 
 #[cfg(loom)]
 fn thread_waker() -> Waker {
-    Waker::from(std::sync::Arc::new(ThreadWaker(super::sync::current())))
+    Waker::from(std::sync::Arc::new(ThreadWaker(super::loom::current())))
 }
 
 /// A channel future that `block_on` can check before parking.
@@ -483,7 +483,7 @@ fn park_until_ready<F: Parkable>(mut fut: F, cx: &mut TaskContext<'_>) -> F::Out
             return v;
         }
         if !fut.ready_hint() {
-            super::sync::park();
+            super::loom::park();
         }
     }
 }
