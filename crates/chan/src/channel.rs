@@ -45,7 +45,33 @@ use super::{CloseError, Outcome, SendError, TryRecvError, TrySendError};
 use std::task::Waker;
 
 /// A channel: a reference to a shared queue with Go's semantics.
-/// `Clone` gives another reference to the same channel.
+/// `Clone` gives another reference to the same channel, and `==` tells
+/// whether two handles name the same channel.
+///
+/// Every handle can send, receive and close. Dropping handles never closes
+/// the channel; only [`close`](Chan::close) does. Values still buffered
+/// when the last handle is dropped are dropped with it.
+///
+/// Each operation comes in three forms: async ([`send`](Chan::send),
+/// [`recv`](Chan::recv)), for threads ([`send_blocking`](Chan::send_blocking),
+/// [`recv_blocking`](Chan::recv_blocking)) and non-blocking
+/// ([`try_send`](Chan::try_send), [`try_recv`](Chan::try_recv)); all of
+/// them work on the same channel at the same time.
+///
+/// # Examples
+///
+/// ```
+/// use weft_chan::Chan;
+///
+/// let ch = Chan::new(2);
+/// let other = ch.clone();
+/// assert_eq!(ch, other);
+/// other.send_blocking("a").unwrap();
+/// ch.try_send("b").unwrap();
+/// assert_eq!((ch.len(), ch.cap()), (2, 2));
+/// assert_eq!(futures::executor::block_on(ch.recv()), Some("a"));
+/// assert_eq!(other.recv_blocking(), Some("b"));
+/// ```
 pub struct Chan<T> {
     pub(crate) inner: Arc<Inner<T>>,
 }
@@ -248,7 +274,27 @@ impl<T> Chan<T> {
 }
 
 impl<T: Send> Chan<T> {
-    /// A channel with `cap` buffer slots (0: unbuffered).
+    /// A channel with `cap` buffer slots (Go's `make(chan T, cap)`).
+    ///
+    /// With `cap == 0` the channel is unbuffered: a send completes only
+    /// when a receiver takes the value. Otherwise up to `cap` values wait
+    /// in FIFO order. Capacities up to 65,536 use a lock-free ring
+    /// allocated here; larger ones keep a buffer under the channel's lock
+    /// that grows on demand.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft_chan::{Chan, TrySendError};
+    ///
+    /// let unbuffered = Chan::new(0);
+    /// // No receiver waits, so a send cannot complete now.
+    /// assert_eq!(unbuffered.try_send(1), Err(TrySendError::Full(1)));
+    ///
+    /// let buffered = Chan::new(1);
+    /// assert_eq!(buffered.try_send(1), Ok(()));
+    /// assert_eq!(buffered.try_send(2), Err(TrySendError::Full(2)));
+    /// ```
     pub fn new(cap: usize) -> Chan<T> {
         let ring = (1..=RING_MAX).contains(&cap).then(|| Ring::new(cap));
         let state = State::new(cap, ring.is_some());
@@ -295,13 +341,34 @@ impl<T: Send> Chan<T> {
         (st.sendq.len(), st.recvq.len())
     }
 
-    /// True once `close` has succeeded.
+    /// True once `close` has succeeded (values may still be buffered).
     pub fn is_closed(&self) -> bool {
         self.flags() & CLOSED != 0
     }
 
     /// `close(ch)`: wakes every blocked receiver (they get `None`) and
     /// sender (they fail). Fails if already closed.
+    ///
+    /// After a close, sends fail with the value given back, and receives
+    /// first drain the values still buffered, then return `None` at once.
+    ///
+    /// # Errors
+    ///
+    /// [`CloseError`] if the channel was already closed (Go panics).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft_chan::{Chan, CloseError, SendError};
+    ///
+    /// let ch = Chan::new(2);
+    /// ch.send_blocking(1).unwrap();
+    /// ch.close().unwrap();
+    /// assert_eq!(ch.close(), Err(CloseError));
+    /// assert!(matches!(ch.send_blocking(2), Err(SendError(2))));
+    /// assert_eq!(ch.recv_blocking(), Some(1));
+    /// assert_eq!(ch.recv_blocking(), None);
+    /// ```
     pub fn close(&self) -> Result<(), CloseError> {
         let woken = self.lock().close()?;
         for h in woken {
@@ -312,6 +379,25 @@ impl<T: Send> Chan<T> {
 
     /// Sends without blocking: `Full` when no receiver waits and the buffer
     /// is full, `Closed` when the channel is closed.
+    ///
+    /// On an unbuffered channel it succeeds only by handing the value to a
+    /// receiver that is already waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] or [`TrySendError::Closed`], with the value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft_chan::{Chan, TrySendError};
+    ///
+    /// let ch = Chan::new(1);
+    /// assert_eq!(ch.try_send('a'), Ok(()));
+    /// assert_eq!(ch.try_send('b'), Err(TrySendError::Full('b')));
+    /// ch.close().unwrap();
+    /// assert_eq!(ch.try_send('c'), Err(TrySendError::Closed('c')));
+    /// ```
     pub fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
         // `probe_send`, written out: `T` is moved once less.
         let v = match &self.inner.ring {
@@ -342,6 +428,23 @@ impl<T: Send> Chan<T> {
 
     /// Receives without blocking: `Empty` when nothing is there, `Closed`
     /// when the channel is closed and drained.
+    ///
+    /// # Errors
+    ///
+    /// [`TryRecvError::Empty`] or [`TryRecvError::Closed`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft_chan::{Chan, TryRecvError};
+    ///
+    /// let ch = Chan::new(1);
+    /// assert_eq!(ch.try_recv(), Err(TryRecvError::Empty));
+    /// ch.try_send(5).unwrap();
+    /// ch.close().unwrap();
+    /// assert_eq!(ch.try_recv(), Ok(5));
+    /// assert_eq!(ch.try_recv(), Err(TryRecvError::Closed));
+    /// ```
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
         match self.probe_recv() {
             Ok(v) => return Ok(v),
@@ -416,6 +519,27 @@ impl<T: Send> Chan<T> {
 
     /// `ch <- v`: completes when a receiver took the value or it was
     /// buffered; fails (value returned) if the channel is or gets closed.
+    ///
+    /// The future waits through the task's `Waker` only, so any executor
+    /// can run it. Dropping it while it waits withdraws the send; if a
+    /// receiver had already taken the value, the send counts as done.
+    ///
+    /// # Errors
+    ///
+    /// The future gives [`SendError`] with the value if the channel is
+    /// closed before the value is taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::executor::block_on;
+    /// use weft_chan::Chan;
+    ///
+    /// let ch = Chan::new(0);
+    /// let (sent, got) = block_on(async { futures::join!(ch.send(1), ch.recv()) });
+    /// assert_eq!(sent, Ok(()));
+    /// assert_eq!(got, Some(1));
+    /// ```
     pub fn send(&self, v: T) -> SendFut<'_, T> {
         SendFut {
             chan: self,
@@ -425,7 +549,9 @@ impl<T: Send> Chan<T> {
         }
     }
 
-    /// `send`, parking (if it must) with the context kept in `slot`.
+    /// [`send`](Chan::send), parking (if it must) with the wait record
+    /// kept in `slot`, so that repeated waits allocate once (see
+    /// [`WaitSlot`]).
     pub fn send_in<'a>(&'a self, v: T, slot: &'a mut WaitSlot<T>) -> SendFut<'a, T> {
         SendFut {
             chan: self,
@@ -436,6 +562,28 @@ impl<T: Send> Chan<T> {
     }
 
     /// `v, ok := <-ch`: `None` once the channel is closed and drained.
+    ///
+    /// The future waits through the task's `Waker` only, so any executor
+    /// can run it. Dropping it while it waits withdraws the receive; but if
+    /// a sender handed it a value after its last poll, that value is
+    /// dropped with the future (the receive had completed). To wait on
+    /// several channels, use [`Select`](crate::Select), which fires one
+    /// case only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::executor::block_on;
+    /// use weft_chan::Chan;
+    ///
+    /// let ch = Chan::new(2);
+    /// ch.try_send("x").unwrap();
+    /// ch.close().unwrap();
+    /// block_on(async {
+    ///     assert_eq!(ch.recv().await, Some("x"));
+    ///     assert_eq!(ch.recv().await, None);
+    /// });
+    /// ```
     pub fn recv(&self) -> RecvFut<'_, T> {
         RecvFut {
             chan: self,
@@ -445,7 +593,9 @@ impl<T: Send> Chan<T> {
         }
     }
 
-    /// `recv`, parking (if it must) with the context kept in `slot`.
+    /// [`recv`](Chan::recv), parking (if it must) with the wait record
+    /// kept in `slot`, so that repeated waits allocate once (see
+    /// [`WaitSlot`]).
     pub fn recv_in<'a>(&'a self, slot: &'a mut WaitSlot<T>) -> RecvFut<'a, T> {
         RecvFut {
             chan: self,
@@ -463,6 +613,24 @@ impl<T: Send> Chan<T> {
     /// An unbuffered send needs a queued receiver, so it queues at once,
     /// then spins for a few microseconds before parking (see
     /// `waiter::block_on_spinning`).
+    ///
+    /// # Errors
+    ///
+    /// [`SendError`] with the value if the channel is closed before the
+    /// value is taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    /// use weft_chan::Chan;
+    ///
+    /// let ch = Chan::new(0);
+    /// let rx = ch.clone();
+    /// let receiver = thread::spawn(move || rx.recv_blocking());
+    /// ch.send_blocking(3).unwrap(); // returns once the receiver has it
+    /// assert_eq!(receiver.join().unwrap(), Some(3));
+    /// ```
     pub fn send_blocking(&self, v: T) -> Result<(), SendError<T>> {
         let v = match self.try_send(v) {
             Ok(()) => return Ok(()),
@@ -500,7 +668,29 @@ impl<T: Send> Chan<T> {
     }
 
     /// `recv` for a plain thread: parks the thread while blocked, after a
-    /// short retry on a buffered channel (as `send_blocking`).
+    /// short retry on a buffered channel (as `send_blocking`). `None` once
+    /// the channel is closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    /// use weft_chan::Chan;
+    ///
+    /// let ch = Chan::new(8);
+    /// let tx = ch.clone();
+    /// thread::spawn(move || {
+    ///     for i in 0..5 {
+    ///         tx.send_blocking(i).unwrap();
+    ///     }
+    ///     tx.close().unwrap();
+    /// });
+    /// let mut got = Vec::new();
+    /// while let Some(v) = ch.recv_blocking() {
+    ///     got.push(v);
+    /// }
+    /// assert_eq!(got, [0, 1, 2, 3, 4]);
+    /// ```
     pub fn recv_blocking(&self) -> Option<T> {
         match self.try_recv() {
             Ok(v) => return Some(v),
@@ -539,6 +729,18 @@ impl<T: Send> Chan<T> {
 
 /// Waits forever: the operation on a nil channel (`ch <- v` or `<-ch` with
 /// `ch == nil`). A `Select` case with a `None` channel is the same.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::Future;
+/// use std::pin::pin;
+/// use std::task::{Context, Waker};
+///
+/// let mut never = pin!(weft_chan::block_forever());
+/// let mut cx = Context::from_waker(Waker::noop());
+/// assert!(never.as_mut().poll(&mut cx).is_pending());
+/// ```
 pub async fn block_forever() -> std::convert::Infallible {
     std::future::pending().await
 }
@@ -584,7 +786,9 @@ impl<T> Drop for Held<T> {
     }
 }
 
-/// The future of [`Chan::send`].
+/// The future of [`Chan::send`] and [`Chan::send_in`]: `Ok(())` once the
+/// value was taken or buffered, [`SendError`] with the value if the
+/// channel is closed first.
 #[must_use = "futures do nothing unless polled"]
 pub struct SendFut<'a, T> {
     chan: &'a Chan<T>,
@@ -695,7 +899,8 @@ fn poll_queued<T>(chan: &Chan<T>, cx: &mut Owned<T>, waker: &Waker) -> Option<Ou
     }
 }
 
-/// The future of [`Chan::recv`].
+/// The future of [`Chan::recv`] and [`Chan::recv_in`]: the value, or
+/// `None` once the channel is closed and drained.
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvFut<'a, T> {
     chan: &'a Chan<T>,

@@ -1,3 +1,7 @@
+#![doc = include_str!("../README.md")]
+//!
+//! # Inside the crate
+//!
 //! Typed channels and `select` with Go's semantics, for tasks (async) and
 //! plain threads (`_blocking`).
 //!
@@ -21,10 +25,13 @@
 //! every blocked party; a nil channel (`None` in a `Select`, or
 //! [`block_forever`]) is never ready. Waiting uses `std::task::Waker` only.
 //! The design is written up in `docs/channels.md`.
+#![deny(missing_docs)]
 
 mod channel;
 mod error;
 pub mod loom;
+#[cfg(all(test, loom))]
+mod loom_tests;
 mod ring;
 mod select;
 mod state;
@@ -35,15 +42,32 @@ pub use error::{CloseError, SendError, TryRecvError, TrySendError};
 pub use select::{select_on, try_select_on, Cases, Select, SelectFut, SelectOn};
 pub use waiter::WaitSlot;
 
-/// The case that fired in a select.
+/// The case that fired in a select: the result of [`Select::select`],
+/// [`Select::select_blocking`] and [`Select::try_select`].
+///
+/// # Examples
+///
+/// ```
+/// use weft_chan::{Chan, Outcome, Select, Selected};
+///
+/// let ch = Chan::new(1);
+/// ch.try_send(7).unwrap();
+/// let mut sel = Select::new();
+/// let i = sel.recv_ref(Some(&ch));
+/// let fired = sel.select_blocking(&mut fastrand::Rng::new());
+/// assert_eq!(fired, Selected { index: i, outcome: Outcome::Received(Some(7)) });
+/// ```
 #[derive(Debug, PartialEq, Eq)]
 pub struct Selected<T> {
-    /// The index returned by `Select::recv` / `Select::send`.
+    /// The index of the case that fired, as returned by the
+    /// [`Select::recv`] / [`Select::send`] (or `_ref`) call that added it.
     pub index: usize,
+    /// What that case did: the value received, or whether the send went
+    /// through.
     pub outcome: Outcome<T>,
 }
 
-/// What the fired case did.
+/// What the fired case of a select did ([`Selected::outcome`]).
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome<T> {
     /// A receive case: the value, or `None` when closed and drained.

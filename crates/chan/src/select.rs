@@ -82,6 +82,36 @@ use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 /// [`Select`] keeps its own cases; an interpreter that already holds a
 /// select's channels and values in its frame implements `Cases` over them
 /// and runs [`select_on`] / [`try_select_on`] without building a `Select`.
+///
+/// # Examples
+///
+/// ```
+/// use weft_chan::{try_select_on, Cases, Chan, Outcome};
+///
+/// /// A receive case on every channel of a slice.
+/// struct RecvAll<'a>(&'a [Chan<u32>]);
+///
+/// impl Cases<u32> for RecvAll<'_> {
+///     fn count(&self) -> usize {
+///         self.0.len()
+///     }
+///     fn chan(&self, i: usize) -> Option<&Chan<u32>> {
+///         self.0.get(i)
+///     }
+///     fn is_send(&self, _: usize) -> bool {
+///         false
+///     }
+///     fn take_value(&self, _: usize) -> Option<u32> {
+///         None
+///     }
+///     fn put_back(&self, _: usize, _: u32) {}
+/// }
+///
+/// let chans = [Chan::new(1), Chan::new(1), Chan::new(1)];
+/// chans[2].try_send(5).unwrap();
+/// let fired = try_select_on(&RecvAll(&chans), &mut fastrand::Rng::new()).unwrap();
+/// assert_eq!((fired.index, fired.outcome), (2, Outcome::Received(Some(5))));
+/// ```
 pub trait Cases<T> {
     /// The number of cases.
     fn count(&self) -> usize;
@@ -98,6 +128,36 @@ pub trait Cases<T> {
 /// A select statement under construction: add cases, then run it. `'a`
 /// bounds the channels added by reference (`'static` when every case owns
 /// its channel).
+///
+/// Each `recv` / `send` (or `_ref`) call adds a case and returns its index;
+/// a `None` channel is Go's nil channel, whose case never fires. Run the
+/// select once with [`select`](Select::select) (async),
+/// [`select_blocking`](Select::select_blocking) (a thread) or
+/// [`try_select`](Select::try_select) (with `default`). Among the cases
+/// ready at that moment one is chosen uniformly at random, with the
+/// `fastrand::Rng` passed in. Every case carries the same element type `T`.
+///
+/// # Examples
+///
+/// ```
+/// use weft_chan::{Chan, Outcome, Select};
+///
+/// let mut rng = fastrand::Rng::new();
+/// let requests = Chan::new(1);
+/// let replies = Chan::new(1);
+/// requests.try_send(1).unwrap();
+///
+/// let mut sel = Select::new();
+/// let got_request = sel.recv_ref(Some(&requests));
+/// let nil_case = sel.recv(None); // never fires
+/// let fired = sel.select_blocking(&mut rng);
+/// assert_eq!(fired.index, got_request);
+/// assert_ne!(fired.index, nil_case);
+/// if let Outcome::Received(Some(n)) = fired.outcome {
+///     replies.try_send(n * 10).unwrap();
+/// }
+/// assert_eq!(replies.try_recv(), Ok(10));
+/// ```
 pub struct Select<'a, T> {
     cases: SmallVec<[Case<'a, T>; INLINE_CASES]>,
 }
@@ -239,6 +299,8 @@ impl<T: Send> Default for Select<'_, T> {
 }
 
 impl<'a, T: Send> Select<'a, T> {
+    /// A select with no cases yet. Run as it is, it never fires (Go's
+    /// `select {}`), and `try_select` returns `None`.
     pub fn new() -> Self {
         Select {
             cases: SmallVec::new(),
@@ -268,23 +330,28 @@ impl<'a, T: Send> Select<'a, T> {
         self.cases.len() - 1
     }
 
-    /// Adds `case <-ch:`; returns the case index.
+    /// Adds `case <-ch:`, the select keeping its own handle of the channel
+    /// (`None`: a nil channel, never ready); returns the case index.
     pub fn recv(&mut self, ch: Option<Chan<T>>) -> usize {
         self.push_recv(ch.map(ChanRef::Owned))
     }
 
-    /// Adds `case ch <- v:`; returns the case index.
+    /// Adds `case ch <- v:`, the select keeping its own handle of the
+    /// channel (`None`: a nil channel, never ready); returns the case
+    /// index. If another case fires, `v` is dropped with the select.
     pub fn send(&mut self, ch: Option<Chan<T>>, v: T) -> usize {
         self.push_send(ch.map(ChanRef::Owned), v)
     }
 
-    /// Adds `case <-ch:` naming the channel by reference.
+    /// Adds `case <-ch:` naming the channel by reference (no handle is
+    /// cloned); returns the case index.
     #[inline]
     pub fn recv_ref(&mut self, ch: Option<&'a Chan<T>>) -> usize {
         self.push_recv(ch.map(ChanRef::Borrowed))
     }
 
-    /// Adds `case ch <- v:` naming the channel by reference.
+    /// Adds `case ch <- v:` naming the channel by reference (no handle is
+    /// cloned); returns the case index.
     #[inline]
     pub fn send_ref(&mut self, ch: Option<&'a Chan<T>>, v: T) -> usize {
         self.push_send(ch.map(ChanRef::Borrowed), v)
@@ -302,11 +369,57 @@ impl<'a, T: Send> Select<'a, T> {
 
     /// `select` with `default`: fires one ready case, chosen uniformly at
     /// random, or returns `None` (nothing ready: run `default`).
+    ///
+    /// "Nothing ready" holds at one instant, as in Go. A send case that did
+    /// not fire keeps its value, so the select can be tried again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft_chan::{Chan, Outcome, Select};
+    ///
+    /// let mut rng = fastrand::Rng::new();
+    /// let ch = Chan::new(1);
+    /// ch.try_send(0).unwrap(); // full
+    ///
+    /// let mut sel = Select::new();
+    /// let send = sel.send_ref(Some(&ch), 1);
+    /// assert!(sel.try_select(&mut rng).is_none()); // default
+    ///
+    /// assert_eq!(ch.try_recv(), Ok(0));
+    /// let fired = sel.try_select(&mut rng).unwrap();
+    /// assert_eq!((fired.index, fired.outcome), (send, Outcome::Sent));
+    /// assert_eq!(ch.try_recv(), Ok(1));
+    /// ```
     pub fn try_select(&mut self, rng: &mut fastrand::Rng) -> Option<Selected<T>> {
         try_select_on(&*self, rng)
     }
 
     /// `select` without `default`: waits until one case fires.
+    ///
+    /// The poll order is drawn from `rng` here; the future does not borrow
+    /// it. Dropping the future while it waits withdraws every case; as
+    /// with [`Chan::recv`], a case that had already fired is then lost
+    /// (a received value is dropped, a sent one was delivered).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures::executor::block_on;
+    /// use weft_chan::{Chan, Outcome, Select};
+    ///
+    /// let mut rng = fastrand::Rng::new();
+    /// let a = Chan::new(0);
+    /// let b = Chan::new(0);
+    ///
+    /// let mut sel = Select::new();
+    /// sel.recv_ref(Some(&a));
+    /// let on_b = sel.recv_ref(Some(&b));
+    /// let (fired, sent) = block_on(async { futures::join!(sel.select(&mut rng), b.send(9)) });
+    /// sent.unwrap();
+    /// assert_eq!(fired.index, on_b);
+    /// assert_eq!(fired.outcome, Outcome::Received(Some(9)));
+    /// ```
     pub fn select(self, rng: &mut fastrand::Rng) -> SelectFut<'a, T> {
         let run = Run::new(&self, rng);
         SelectFut {
@@ -316,7 +429,9 @@ impl<'a, T: Send> Select<'a, T> {
         }
     }
 
-    /// `select`, parking (if it must) with the context kept in `slot`.
+    /// [`select`](Select::select), parking (if it must) with the wait
+    /// record kept in `slot`, so that repeated waits allocate once (see
+    /// [`WaitSlot`]).
     pub fn select_in(self, rng: &mut fastrand::Rng, slot: &'a mut WaitSlot<T>) -> SelectFut<'a, T> {
         let run = Run::new(&self, rng);
         SelectFut {
@@ -332,6 +447,23 @@ impl<'a, T: Send> Select<'a, T> {
     /// draws from `rng` do not depend on timing); if every case is
     /// unbuffered (or nil) it queues at once and spins briefly before
     /// parking (`waiter::block_on_spinning`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    /// use weft_chan::{Chan, Outcome, Select};
+    ///
+    /// let quit = Chan::<u32>::new(0);
+    /// let q = quit.clone();
+    /// thread::spawn(move || q.close().unwrap());
+    ///
+    /// let mut sel = Select::new();
+    /// let on_quit = sel.recv_ref(Some(&quit));
+    /// let fired = sel.select_blocking(&mut fastrand::Rng::with_seed(1));
+    /// // A receive on a closed channel is ready: it fires with `None`.
+    /// assert_eq!((fired.index, fired.outcome), (on_quit, Outcome::Received(None)));
+    /// ```
     pub fn select_blocking(self, rng: &mut fastrand::Rng) -> Selected<T> {
         let run = Run::new(&self, rng);
         let buffered = self
@@ -678,7 +810,8 @@ impl<T> Run<T> {
     }
 }
 
-/// The future of [`Select::select`].
+/// The future of [`Select::select`] and [`Select::select_in`]: the case
+/// that fired.
 #[must_use = "futures do nothing unless polled"]
 pub struct SelectFut<'a, T> {
     sel: Select<'a, T>,
@@ -710,7 +843,8 @@ impl<T> Drop for SelectFut<'_, T> {
     }
 }
 
-/// A select over cases kept elsewhere ([`select_on`]).
+/// The future of [`select_on`]: a select over cases kept elsewhere, giving
+/// the case that fired.
 #[must_use = "futures do nothing unless polled"]
 pub struct SelectOn<'s, T: Send, S: Cases<T>> {
     src: &'s S,

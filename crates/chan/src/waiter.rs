@@ -339,6 +339,32 @@ pub(crate) fn keep_in<T>(slot: &mut Option<&mut WaitSlot<T>>, cx: Owned<T>) {
 /// and its release were about 15% of a task ping-pong). A future takes the
 /// context out while it is parked, so a future leaked while parked leaves
 /// the slot empty and the next wait allocates.
+///
+/// # Examples
+///
+/// ```
+/// use futures::executor::block_on;
+/// use weft_chan::{Chan, WaitSlot};
+///
+/// let ch = Chan::new(0);
+/// let tx = ch.clone();
+/// std::thread::spawn(move || {
+///     for i in 0..3 {
+///         tx.send_blocking(i).unwrap();
+///     }
+///     tx.close().unwrap();
+/// });
+///
+/// let mut slot = WaitSlot::new();
+/// let got = block_on(async {
+///     let mut got = Vec::new();
+///     while let Some(v) = ch.recv_in(&mut slot).await {
+///         got.push(v);
+///     }
+///     got
+/// });
+/// assert_eq!(got, [0, 1, 2]);
+/// ```
 pub struct WaitSlot<T> {
     cx: Option<Owned<T>>,
     /// Waits that queued with this slot's context (wrapping).

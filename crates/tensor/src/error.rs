@@ -3,7 +3,7 @@
 //! shapes or the device involved, e.g. `matmul: shape mismatch [2,3] x [4,5]`.
 
 use super::Shape;
-use crate::device::DeviceError;
+use crate::device::{DeviceError, NoSuchDevice};
 
 /// A failed tensor builtin. `op` fields hold the builtin's name.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -77,4 +77,10 @@ pub enum TensorError {
     /// A device backend failed (driver error, out of device memory).
     #[error(transparent)]
     Device(#[from] DeviceError),
+}
+
+impl From<NoSuchDevice> for TensorError {
+    fn from(e: NoSuchDevice) -> Self {
+        TensorError::DeviceNotPresent(e.0)
+    }
 }

@@ -159,7 +159,7 @@ impl Transposed {
     /// The row-major values of the transpose, computed on first use.
     fn dense(&self) -> &[f32] {
         self.dense
-            .get_or_init(|| linalg::transpose_copy(&self.src, self.rows, self.cols))
+            .get_or_init(|| transpose_copy(&self.src, self.rows, self.cols))
     }
 }
 
@@ -370,4 +370,21 @@ pub(crate) fn alloc(op: &'static str, shape: &Shape, n: usize) -> Result<Vec<f32
     })?;
     v.resize(n, 0.0);
     Ok(v)
+}
+
+/// The row-major transpose `[n, m]` of the row-major `[m, n]` values `src`,
+/// copied in 32x32 tiles.
+pub(crate) fn transpose_copy(src: &[f32], m: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0; m * n];
+    const TILE: usize = 32;
+    for i0 in (0..m).step_by(TILE) {
+        for j0 in (0..n).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(m) {
+                for j in j0..(j0 + TILE).min(n) {
+                    out[j * m + i] = src[i * n + j];
+                }
+            }
+        }
+    }
+    out
 }

@@ -114,20 +114,3 @@ pub fn transpose(t: &Tensor) -> Result<Tensor, TensorError> {
         Storage::DeviceTransposed(tr) => Ok(Tensor::on_device(shape, tr.src.clone())),
     }
 }
-
-/// The row-major transpose `[n, m]` of the row-major `[m, n]` values `src`,
-/// copied in 32x32 tiles.
-pub(crate) fn transpose_copy(src: &[f32], m: usize, n: usize) -> Vec<f32> {
-    let mut out = vec![0.0; m * n];
-    const TILE: usize = 32;
-    for i0 in (0..m).step_by(TILE) {
-        for j0 in (0..n).step_by(TILE) {
-            for i in i0..(i0 + TILE).min(m) {
-                for j in j0..(j0 + TILE).min(n) {
-                    out[j * m + i] = src[i * n + j];
-                }
-            }
-        }
-    }
-    out
-}

@@ -9,8 +9,7 @@
 
 use std::sync::Arc;
 
-use super::linalg::transpose_copy;
-use super::{DeviceTransposed, Storage, Tensor, TensorError};
+use super::{transpose_copy, DeviceTransposed, Storage, Tensor, TensorError};
 use crate::device::{self, Device, DeviceBuffer, DeviceMem, Rows};
 
 /// `devices()`: the present devices' names, `"cpu"` first.

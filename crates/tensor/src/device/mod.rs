@@ -66,6 +66,11 @@ pub struct DeviceError {
     pub msg: String,
 }
 
+/// A device name that names no present device (`lookup`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("device \"{0}\" is not present")]
+pub struct NoSuchDevice(pub String);
+
 /// Elementwise binary operators (`+ - * /`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {

@@ -9,8 +9,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::{cuda, Device};
-use crate::TensorError;
+use super::{cuda, Device, NoSuchDevice};
 
 struct Registry {
     devices: Vec<Arc<dyn Device>>,
@@ -55,7 +54,7 @@ pub fn backend_notes() -> &'static [String] {
 
 /// The device of this name: `Ok(None)` for `"cpu"`, an error naming the
 /// device when it is not present.
-pub fn lookup(name: &str) -> Result<Option<Arc<dyn Device>>, TensorError> {
+pub fn lookup(name: &str) -> Result<Option<Arc<dyn Device>>, NoSuchDevice> {
     if name == "cpu" {
         return Ok(None);
     }
@@ -65,5 +64,5 @@ pub fn lookup(name: &str) -> Result<Option<Arc<dyn Device>>, TensorError> {
         .find(|d| d.name() == name)
         .cloned()
         .map(Some)
-        .ok_or_else(|| TensorError::DeviceNotPresent(name.to_string()))
+        .ok_or_else(|| NoSuchDevice(name.to_string()))
 }

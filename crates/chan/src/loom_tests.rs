@@ -1,7 +1,10 @@
-//! Loom model checks of the channel protocol (`src/chan/`): every
-//! interleaving of the small scenarios below with at most 5 preemptions
-//! (set LOOM_MAX_PREEMPTIONS to change it).
-//! Run: `RUSTFLAGS="--cfg loom" cargo test --release --test chan_loom`.
+//! Loom model checks of the channel protocol: every interleaving of the
+//! small scenarios below with at most 5 preemptions (set
+//! LOOM_MAX_PREEMPTIONS to change it). Unit tests (`#[cfg(all(test,
+//! loom))]`), so that they may reach the crate's internals; they use only
+//! the public API. Run:
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p weft-chan --lib loom_tests`
+//! (`--release` runs them faster after a longer build).
 //! Scenarios: hand-off, close while parties are blocked, two senders racing
 //! into one select, a select cancelled by another case, a receive future
 //! dropped while a sender races it, the lock-free `try_recv` fast path
@@ -9,17 +12,17 @@
 //! ring of buffered channels racing a parking select, a close, a parked
 //! sender, and another receiver; a task's `WaitSlot` reused across waits;
 //! a receive and a select polled with a new waker while a sender delivers.
-#![cfg(loom)]
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Waker};
 
-use loom::thread;
-use weft_chan::{Chan, Outcome, Select, TryRecvError, TrySendError, WaitSlot};
+use ::loom::thread;
+
+use crate::{Chan, Outcome, Select, TryRecvError, TrySendError, WaitSlot};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
+    let mut b = ::loom::model::Builder::new();
     // LOOM_MAX_PREEMPTIONS overrides; 5 keeps the whole file under 10 s
     // in release mode (10 takes minutes on `two_senders_race_into_one_select`).
     if b.preemption_bound.is_none() {
@@ -220,7 +223,7 @@ fn try_recv_races_send_and_close_unbuffered() {
     });
 }
 
-// The lock-free ring of buffered channels (`src/chan/ring.rs`): lock-free
+// The lock-free ring of buffered channels (`ring.rs`): lock-free
 // sends and receives racing a party that freezes the ring to park, close,
 // or select.
 
