@@ -2,7 +2,7 @@
 //! threads (the `_blocking` forms): sequential, SPSC, MPSC, MPMC at capacity
 //! 0, 1 and 1024, select over 4 channels (blocking, and with a default
 //! when nothing is ready), unbuffered ping-pong.
-//! Run: `cargo bench --bench chan` (shorter: append `-- --warm-up-time 0.5
+//! Run: `cargo bench -p weft-chan --bench chan` (shorter: append `-- --warm-up-time 0.5
 //! --measurement-time 2`). Results and ratios: docs/performance.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

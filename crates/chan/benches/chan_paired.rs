@@ -16,7 +16,7 @@
 //! and process CPU time (`CLOCK_PROCESS_CPUTIME_ID`: all threads, spinning
 //! included) are reported.
 //!
-//! Run: `cargo bench --bench chan_paired -- [NAME ...] [--pairs N]
+//! Run: `cargo bench -p weft-chan --bench chan_paired -- [NAME ...] [--pairs N]
 //! [--sample-ms MS] [--rounds R]`. A NAME selects a scenario (`spsc/1`) or
 //! a family (`spsc`); none runs all. Defaults: 31 pairs, samples of at
 //! least 20 ms (a sample repeats the scenario's iteration until then), one

@@ -1,5 +1,5 @@
 //! Drift check for `docs/ir.md`, which is generated from the op registry and
-//! `proto/src/ir_intro.md` by `weft_ir::irdoc::render_ir_doc`.
+//! `crates/ir/src/ir_intro.md` by `weft_ir::irdoc::render_ir_doc`.
 //!
 //! To regenerate after changing the registry or the intro:
 //!

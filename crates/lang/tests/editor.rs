@@ -1,4 +1,4 @@
-//! The editor files in `lang/editor/` are valid JSON, the VS Code manifest
+//! The editor files in `crates/lang/editor/` are valid JSON, the VS Code manifest
 //! points at the grammar for `.weft` files, and the grammar highlights every
 //! keyword of docs/language.md, "Lexical rules" and every builtin the compiler knows.
 

@@ -1,10 +1,10 @@
 //! Runtime benchmarks, Weft beside tokio and Go in one run (`harness = false`):
 //!
-//!     cargo bench --bench runtime                  # all scenarios, table at the end
-//!     cargo bench --bench runtime -- --reps 5 --workers 2
-//!     cargo bench --bench runtime -- --only pingpong   # Weft only, for profiling
+//!     cargo bench -p weft-rt --bench runtime                  # all scenarios, table at the end
+//!     cargo bench -p weft-rt --bench runtime -- --reps 5 --workers 2
+//!     cargo bench -p weft-rt --bench runtime -- --only pingpong   # Weft only, for profiling
 //!
-//! Scenarios (the Go programs in `bench/go/` do the same):
+//! Scenarios (the Go programs in `benches/go/` do the same):
 //! - `blocked_100k`: 100,000 tasks blocked on a channel receive at once;
 //!   resident memory added, measured in a fresh child process per runtime.
 //! - `spawn_1m`: 1,000,000 short tasks spawned and finished.
@@ -16,7 +16,7 @@
 //! Columns: `weft` (Weft's scheduler, `weft_chan`), `tokio+chan` (tokio's
 //! multi-thread scheduler running the same code with `weft_chan`: the
 //! "build on tokio" alternative), `tokio` (tokio with its own `tokio::sync`
-//! channels), `go` (`bench/go`, GOMAXPROCS = workers). Times are the best of
+//! channels), `go` (`benches/go`, GOMAXPROCS = workers). Times are the best of
 //! `--reps` runs. Nothing here is timed in CI (CI only compiles benches).
 
 use std::future::Future;

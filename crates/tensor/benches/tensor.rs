@@ -2,7 +2,7 @@
 //! elementwise loops (against a deliberately scalar loop, to show they
 //! vectorize), the compute pool's hand-off cost, and one epoch of the
 //! 64-128-10 MLP on digits (batch 32, SGD lr 0.1) straight on the kernels.
-//! Numbers are recorded in docs/tensors.md. Run: `cargo bench --bench tensor`.
+//! Numbers are recorded in docs/tensors.md. Run: `cargo bench -p weft-tensor --bench tensor`.
 
 use std::future::Future;
 use std::hint::black_box;

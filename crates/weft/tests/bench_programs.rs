@@ -1,4 +1,4 @@
-//! The Weft-vs-Go benchmark programs (`bench/programs/NAME.weft` beside
+//! The Weft-vs-Go benchmark programs (`crates/weft/benches/programs/NAME.weft` beside
 //! `NAME.go`, timed by `scripts/bench-vs-go.sh`) run correctly at a small
 //! size: each `.weft` program, run through the library with one and with two
 //! workers, prints the line the Go version prints for the same arguments.
@@ -10,8 +10,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 
-use weft_interp::{render_outcome, run_program, RunConfig};
-use weft_rt::RunOutcome;
+use weft_interp::{render_outcome, run_program, RunConfig, RunOutcome};
 
 /// Program name, its small-size arguments, and what it prints with them.
 const CASES: &[(&str, &[&str], &str)] = &[

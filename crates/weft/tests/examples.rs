@@ -6,7 +6,7 @@
 //! (absent: 0). Header lines `// seed: S` and `// args: a b` change the run;
 //! `// one worker` marks a program whose output depends on the schedule, run
 //! only with one worker.
-//! Regenerate the golden files with `WEFT_BLESS=1 cargo test --test examples`
+//! Regenerate the golden files with `WEFT_BLESS=1 cargo test -p weft --test examples`
 //! (then read the diff: blessing accepts whatever the engine printed).
 
 use std::fs;

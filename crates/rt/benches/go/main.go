@@ -2,8 +2,8 @@
 // the figures beside Weft's and tokio's). Each scenario matches one in
 // benches/runtime.rs; the output is one "name value unit" line per figure.
 //
-//	go run ./bench/go            # all scenarios
-//	go run ./bench/go -reps 5
+//	go run ./crates/rt/benches/go            # all scenarios
+//	go run ./crates/rt/benches/go -reps 5
 package main
 
 import (

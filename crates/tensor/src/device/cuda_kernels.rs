@@ -11,7 +11,7 @@
 //!
 //! Row-wise (`weft_transpose`, `weft_softmax`, `weft_sum_*`,
 //! `weft_sum_rows`, `weft_argmax_rows`, `weft_onehot`): each mirrors its CPU
-//! kernel in `src/tensor/` (same order of operations where one thread owns
+//! kernel in `crates/tensor/src/` (same order of operations where one thread owns
 //! an output; tree reductions in shared memory where a block does). The
 //! transpose is the classic 32x32 shared-memory tile with one padding
 //! column against bank conflicts (NVIDIA's "An Efficient Matrix Transpose in

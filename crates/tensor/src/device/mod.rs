@@ -4,7 +4,7 @@
 //! [`Device`]; the tensor layer only ever talks to `dyn Device`. The CUDA
 //! backend sits behind the cargo feature `cuda`; when it is off, a stand-in
 //! module of the same API (`cuda_stub.rs`) reports no devices, so no file
-//! outside `src/device/` needs `cfg`.
+//! outside `crates/tensor/src/device/` needs `cfg`.
 //!
 //! Invariants:
 //! - The CPU is not a `Device` object: host tensors hold a plain

@@ -6,7 +6,7 @@ SGD lr 0.1 and epoch count as the Weft program. Each epoch's time includes
 reading: shuffling, gathering and scaling every batch. Prints one line per
 epoch, the test accuracy, and the mean epoch time.
 
-    python3 bench/pytorch/train_digits_numpy.py [--epochs 40] [--seed 1]
+    python3 crates/weft/benches/pytorch/train_digits_numpy.py [--epochs 40] [--seed 1]
 """
 
 import argparse

@@ -5,7 +5,7 @@ cross-entropy), batch 32, SGD lr 0.1 and epoch count as the Weft program.
 Each epoch's time includes reading: shuffling, gathering and scaling every
 batch. Needs `torch` (CPU wheel); bench.sh skips it when torch is missing.
 
-    python3 bench/pytorch/train_digits_torch.py [--epochs 40] [--seed 1] [--threads 1]
+    python3 crates/weft/benches/pytorch/train_digits_torch.py [--epochs 40] [--seed 1] [--threads 1]
 """
 
 import argparse
