@@ -44,6 +44,16 @@ pub struct Diagnostic {
     pub help: Option<String>,
 }
 
+/// A kind of compile error from one of the catalogues
+/// ([`crate::check::CheckError`], [`crate::parser::SyntaxError`]): its
+/// `Display` is the message, [`Message::help`] the optional `help:` line.
+pub trait Message: std::fmt::Display {
+    /// The `help:` line, if this kind of error has one.
+    fn help(&self) -> Option<String> {
+        None
+    }
+}
+
 /// All compile errors of one file, in source order once finished.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnostics {
@@ -76,6 +86,17 @@ impl Diagnostics {
         }
     }
 
+    /// Records the error `m` at `span`, with its help line if it has one.
+    pub fn report(&mut self, span: Span, m: &impl Message) {
+        self.items.push(Diagnostic {
+            span,
+            message: m.to_string(),
+            help: m.help(),
+        });
+    }
+
+    /// Records an error with a free-form message. The front end reports
+    /// through [`Diagnostics::report`] and its catalogues instead.
     pub fn error(&mut self, span: Span, message: impl Into<String>) {
         self.items.push(Diagnostic {
             span,
@@ -84,6 +105,7 @@ impl Diagnostics {
         });
     }
 
+    /// [`Diagnostics::error`] with a `help:` line.
     pub fn error_help(&mut self, span: Span, message: impl Into<String>, help: impl Into<String>) {
         self.items.push(Diagnostic {
             span,

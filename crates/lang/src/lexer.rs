@@ -7,6 +7,7 @@
 //! Inserted semicolons have an empty span at the newline and the text "\n".
 
 use crate::diag::{Diagnostics, Span};
+use crate::parser::SyntaxError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tok {
@@ -255,7 +256,10 @@ pub fn lex(src: &str, diags: &mut Diagnostics) -> Vec<Token> {
                         i = end;
                     }
                     None => {
-                        diags.error(Span::new(start, start + 2), "comment not terminated");
+                        diags.report(
+                            Span::new(start, start + 2),
+                            &SyntaxError::CommentNotTerminated,
+                        );
                         i = b.len();
                     }
                 }
@@ -280,10 +284,7 @@ pub fn lex(src: &str, diags: &mut Diagnostics) -> Vec<Token> {
         } else {
             let ch = src[i..].chars().next().unwrap_or('?');
             i += ch.len_utf8();
-            diags.error(
-                Span::new(start, i),
-                format!("invalid character {ch:?} in source"),
-            );
+            diags.report(Span::new(start, i), &SyntaxError::InvalidChar { ch });
             continue;
         };
         out.push(Token {
@@ -364,7 +365,7 @@ fn lex_number(src: &str, i: &mut usize, diags: &mut Diagnostics) -> Tok {
         digits(i, true);
         let text = &src[start..*i];
         if text.len() == 2 {
-            diags.error(Span::new(start, *i), "hexadecimal literal has no digits");
+            diags.report(Span::new(start, *i), &SyntaxError::HexNoDigits);
         }
         return Tok::Int;
     }
@@ -386,7 +387,7 @@ fn lex_number(src: &str, i: &mut usize, diags: &mut Diagnostics) -> Tok {
             tok = Tok::Float;
         } else {
             *i = save;
-            diags.error(Span::new(start, save + 1), "exponent has no digits");
+            diags.report(Span::new(start, save + 1), &SyntaxError::ExponentNoDigits);
             *i = save + 1;
         }
     }
@@ -395,10 +396,8 @@ fn lex_number(src: &str, i: &mut usize, diags: &mut Diagnostics) -> Tok {
         while *i < b.len() && (b[*i].is_ascii_alphanumeric() || b[*i] == b'_') {
             *i += 1;
         }
-        diags.error(
-            Span::new(bad, *i),
-            format!("invalid suffix {:?} on number", &src[bad..*i]),
-        );
+        let suffix = src[bad..*i].to_string();
+        diags.report(Span::new(bad, *i), &SyntaxError::InvalidSuffix { suffix });
     }
     tok
 }
@@ -423,18 +422,17 @@ fn lex_string(src: &str, i: &mut usize, diags: &mut Diagnostics) {
                     Some(_) => {
                         let ch = src[*i..].chars().next().unwrap_or('?');
                         *i += ch.len_utf8();
-                        diags.error_help(
-                            Span::new(at, *i),
-                            "unknown escape sequence",
-                            "escapes are \\n \\t \\r \\\\ \\\" \\0",
-                        );
+                        diags.report(Span::new(at, *i), &SyntaxError::UnknownEscape);
                     }
                 }
             }
             _ => *i += 1,
         }
     }
-    diags.error(Span::new(start, start + 1), "string literal not terminated");
+    diags.report(
+        Span::new(start, start + 1),
+        &SyntaxError::StringNotTerminated,
+    );
 }
 
 /// The value of a string literal token (quotes included in `text`).

@@ -4,9 +4,12 @@
 //! |---|---|
 //! | [`lexer`] | source to tokens, Go's semicolon insertion |
 //! | [`parser`] | tokens to the syntax tree ([`ast`]), recovering at the next statement |
-//! | [`check`] | every typing rule of docs/language.md; tables for the lowering |
+//! | [`check`](mod@check) | every typing rule of docs/language.md; tables for the lowering |
 //! | [`lower`] | the checked tree to a verified `ProgramDesc` through `weft_ir::builder` |
 //! | [`diag`] | errors and their rendering in the form of docs/language.md, "Compile errors" |
+//!
+//! Every message comes from a catalogue: [`parser::SyntaxError`] for the
+//! lexer and parser, [`check::CheckError`] for the checker.
 //!
 //! `compile` and `check` run the whole pipeline and return every error of
 //! the file at once (`Diagnostics`, in source order); `parse` exposes the
@@ -95,9 +98,11 @@ pub fn compile(file: &str, src: &str) -> Result<weft_ir::ProgramDesc, Diagnostic
         let program = lower::lower(file, src, &tree, &info);
         if let Err(e) = weft_ir::verify(&program) {
             let mut d = Diagnostics::new(file);
-            d.error(
+            d.report(
                 Span::new(0, 0),
-                format!("internal error: the lowered program does not verify: {e}"),
+                &check::CheckError::LoweringInvalid {
+                    error: e.to_string(),
+                },
             );
             return Err(d);
         }

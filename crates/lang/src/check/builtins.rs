@@ -6,7 +6,7 @@
 //! shadowed by variables or functions, so they are resolved last.
 
 use super::expr::Operand;
-use super::{Checker, Res};
+use super::{CheckError, Checker, Context, Res};
 use crate::ast::*;
 use crate::types::Ty;
 
@@ -98,14 +98,11 @@ impl<'a> Checker<'a> {
         let ExprKind::Ident(name) = &func.kind else {
             let f = self.value(func);
             if !f.ty.is_invalid() {
-                self.error(
-                    func.span,
-                    format!(
-                        "invalid operation: cannot call non-function {} (type {})",
-                        self.text(func.span),
-                        self.tyname(&f.ty)
-                    ),
-                );
+                let err = CheckError::CallNonFunction {
+                    expr: self.text(func.span),
+                    ty: self.tyname(&f.ty),
+                };
+                self.error(func.span, err);
             }
             self.check_args_loosely(args);
             return Operand::invalid();
@@ -114,14 +111,11 @@ impl<'a> Checker<'a> {
             Some((Res::Func(id), _)) => {
                 self.info.uses.insert(func.id, Res::Func(id));
                 if spread {
-                    self.error(
-                        e.span,
-                        format!("cannot use ... in call to non-variadic {name}"),
-                    );
+                    self.error(e.span, CheckError::SpreadNonVariadic { name: name.clone() });
                 }
                 let f = self.info.funcs[id as usize].clone();
                 self.arity(e, name, args.len(), f.params.len());
-                let ctx = format!("argument to {name}");
+                let ctx = Context::Argument(name.clone());
                 for (i, a) in args.iter().enumerate() {
                     match f.params.get(i) {
                         Some((_, t)) => {
@@ -140,36 +134,34 @@ impl<'a> Checker<'a> {
             Some((Res::Builtin(b), _)) => {
                 self.info.uses.insert(func.id, Res::Builtin(b));
                 if spread && b != Builtin::Append {
-                    self.error(e.span, format!("invalid use of ... with built-in {name}"));
+                    self.error(e.span, CheckError::SpreadBuiltin { name: name.clone() });
                 }
                 self.builtin(e, b, args, spread)
             }
             Some((Res::Var(id), ty)) => {
                 self.info.uses.insert(func.id, Res::Var(id));
                 if !ty.is_invalid() {
-                    self.error(func.span, format!("invalid operation: cannot call non-function {name} (variable of type {})", self.tyname(&ty)));
+                    let err = CheckError::CallVariable {
+                        name: name.clone(),
+                        ty: self.tyname(&ty),
+                    };
+                    self.error(func.span, err);
                 }
                 self.check_args_loosely(args);
                 Operand::invalid()
             }
             Some((Res::Const(_), _)) => {
-                self.error(
-                    func.span,
-                    format!("invalid operation: cannot call non-function {name} (constant)"),
-                );
+                self.error(func.span, CheckError::CallConstant { name: name.clone() });
                 self.check_args_loosely(args);
                 Operand::invalid()
             }
             None => {
-                if self.is_struct_name(name) {
-                    self.error_help(
-                        func.span,
-                        format!("cannot convert to {name}"),
-                        "conversions are int(x), float(x) and str(x)",
-                    );
+                let err = if self.is_struct_name(name) {
+                    CheckError::ConvertToType { name: name.clone() }
                 } else {
-                    self.error(func.span, format!("undefined: {name}"));
-                }
+                    CheckError::Undefined { name: name.clone() }
+                };
+                self.error(func.span, err);
                 self.check_args_loosely(args);
                 Operand::invalid()
             }
@@ -189,21 +181,14 @@ impl<'a> Checker<'a> {
         if have == want {
             return true;
         }
-        let which = if have < want {
-            "not enough"
-        } else {
-            "too many"
-        };
-        self.error(
-            e.span,
-            format!("{which} arguments in call to {name} (have {have}, want {want})"),
-        );
+        let name = name.to_string();
+        self.error(e.span, CheckError::ArgCount { name, have, want });
         false
     }
 
     fn builtin(&mut self, e: &Expr, b: Builtin, args: &[Expr], spread: bool) -> Operand {
         let name = b.name();
-        let ctx = format!("argument to {name}");
+        let ctx = Context::Argument(name.to_string());
         if let Some((params, result)) = b.fixed_sig() {
             let ok = self.arity(e, name, args.len(), params.len());
             for (a, t) in args.iter().zip(&params) {
@@ -215,11 +200,7 @@ impl<'a> Checker<'a> {
             if b == Builtin::LoadDataset {
                 self.info.uses_dataset = true;
                 if self.struct_names.contains_key("Dataset") {
-                    self.error_help(
-                        e.span,
-                        "load_dataset returns the predeclared Dataset, but this file declares its own Dataset",
-                        "rename your struct",
-                    );
+                    self.error(e.span, CheckError::DatasetShadowed);
                     return Operand::invalid();
                 }
             }
@@ -235,7 +216,7 @@ impl<'a> Checker<'a> {
         match b {
             Builtin::Print => {
                 for a in args {
-                    let op = self.value_default(a, "argument to print");
+                    let op = self.value_default(a, &ctx);
                     if op.ty == Ty::Void {
                         return Operand::invalid();
                     }
@@ -261,16 +242,12 @@ impl<'a> Checker<'a> {
                     _ => false,
                 };
                 if !ok {
-                    let msg = format!(
-                        "invalid argument: {} (type {}) for built-in {name}",
-                        self.text(args[0].span),
-                        self.tyname(&op.ty)
-                    );
-                    if b == Builtin::Cap {
-                        self.error_help(args[0].span, msg, "cap applies to channels only");
-                    } else {
-                        self.error(args[0].span, msg);
-                    }
+                    let err = CheckError::BuiltinArgType {
+                        expr: self.text(args[0].span),
+                        ty: self.tyname(&op.ty),
+                        builtin: name,
+                    };
+                    self.error(args[0].span, err);
                     return Operand::invalid();
                 }
                 Operand {
@@ -280,10 +257,13 @@ impl<'a> Checker<'a> {
             }
             Builtin::Append => {
                 let Some(first) = args.first() else {
-                    self.error(
-                        e.span,
-                        "not enough arguments for append (have 0, want at least 1)",
-                    );
+                    let err = CheckError::BuiltinArgCount {
+                        name,
+                        have: 0,
+                        min: 1,
+                        max: None,
+                    };
+                    self.error(e.span, err);
                     return Operand::invalid();
                 };
                 let lo = self.value(first);
@@ -294,27 +274,24 @@ impl<'a> Checker<'a> {
                     }
                     Ty::List(elem) => (**elem).clone(),
                     t => {
-                        self.error(
-                            first.span,
-                            format!(
-                                "invalid argument: {} (type {}) is not a list",
-                                self.text(first.span),
-                                self.tyname(t)
-                            ),
-                        );
+                        let err = CheckError::NotAList {
+                            expr: self.text(first.span),
+                            ty: self.tyname(t),
+                        };
+                        self.error(first.span, err);
                         self.check_args_loosely(&args[1..]);
                         return Operand::invalid();
                     }
                 };
                 if spread {
                     if args.len() != 2 {
-                        self.error(e.span, "can only use ... with a final list argument");
+                        self.error(e.span, CheckError::SpreadNotFinal);
                         return Operand::invalid();
                     }
-                    self.value_to(&args[1], &lo.ty, "argument to append");
+                    self.value_to(&args[1], &lo.ty, &ctx);
                 } else {
                     for a in &args[1..] {
-                        self.value_to(a, &elem, "argument to append");
+                        self.value_to(a, &elem, &ctx);
                     }
                 }
                 Operand {
@@ -334,66 +311,64 @@ impl<'a> Checker<'a> {
                     (Builtin::Int, t) => matches!(t, Ty::Int | Ty::Float | Ty::Str),
                     (_, t) => matches!(t, Ty::Int | Ty::Float),
                 };
-                if !ok {
-                    self.error(
-                        args[0].span,
-                        format!(
-                            "cannot convert {} (type {}) to type {}",
-                            self.text(args[0].span),
-                            self.tyname(&op.ty),
-                            if b == Builtin::Str { "string" } else { name }
-                        ),
-                    );
-                    return Operand::invalid();
-                }
                 let ty = match b {
                     Builtin::Str => Ty::Str,
                     Builtin::Int => Ty::Int,
                     _ => Ty::Float,
                 };
+                if !ok {
+                    let err = CheckError::CannotConvert {
+                        expr: self.text(args[0].span),
+                        ty: self.tyname(&op.ty),
+                        target: self.tyname(&ty),
+                    };
+                    self.error(args[0].span, err);
+                    return Operand::invalid();
+                }
                 Operand { ty, val: None }
             }
             Builtin::Make => {
                 let Some(first) = args.first() else {
-                    self.error(
-                        e.span,
-                        "not enough arguments for make (have 0, want 1 or 2)",
-                    );
+                    let err = CheckError::BuiltinArgCount {
+                        name,
+                        have: 0,
+                        min: 1,
+                        max: Some(2),
+                    };
+                    self.error(e.span, err);
                     return Operand::invalid();
                 };
                 let ty = match &first.kind {
                     ExprKind::Type(t) => self.resolve_type(t),
                     _ => {
-                        self.error_help(
-                            first.span,
-                            format!("{} is not a type", self.text(first.span)),
-                            "write make(chan T) or make(chan T, n)",
-                        );
+                        let err = CheckError::MakeNotAType {
+                            expr: self.text(first.span),
+                        };
+                        self.error(first.span, err);
                         Ty::Invalid
                     }
                 };
                 self.record(first, &ty);
                 if args.len() > 2 {
-                    self.error(
-                        e.span,
-                        format!(
-                            "too many arguments for make (have {}, want 1 or 2)",
-                            args.len()
-                        ),
-                    );
+                    let err = CheckError::BuiltinArgCount {
+                        name,
+                        have: args.len(),
+                        min: 1,
+                        max: Some(2),
+                    };
+                    self.error(e.span, err);
                 }
                 if let Some(n) = args.get(1) {
-                    self.value_to(n, &Ty::Int, "argument to make");
+                    self.value_to(n, &Ty::Int, &ctx);
                 }
                 match ty {
                     Ty::Chan(_) => Operand { ty, val: None },
                     Ty::Invalid => Operand::invalid(),
                     t => {
-                        self.error_help(
-                            first.span,
-                            format!("invalid argument: cannot make {}", self.tyname(&t)),
-                            "make creates channels; write []T{} for an empty list",
-                        );
+                        let err = CheckError::CannotMake {
+                            ty: self.tyname(&t),
+                        };
+                        self.error(first.span, err);
                         Operand::invalid()
                     }
                 }
@@ -408,14 +383,11 @@ impl<'a> Checker<'a> {
                 }
                 let op = self.value(&args[0]);
                 if !matches!(op.ty, Ty::Chan(_) | Ty::Invalid) {
-                    self.error(
-                        args[0].span,
-                        format!(
-                            "invalid operation: non-chan argument {} (type {}) for close",
-                            self.text(args[0].span),
-                            self.tyname(&op.ty)
-                        ),
-                    );
+                    let err = CheckError::CloseNonChan {
+                        expr: self.text(args[0].span),
+                        ty: self.tyname(&op.ty),
+                    };
+                    self.error(args[0].span, err);
                 }
                 Operand {
                     ty: Ty::Void,
@@ -437,14 +409,12 @@ impl<'a> Checker<'a> {
                 }
                 let op = self.value_default(&args[0], &ctx);
                 if !matches!(op.ty, Ty::Int | Ty::Float | Ty::Invalid) {
-                    self.error(
-                        args[0].span,
-                        format!(
-                            "cannot use {} (type {}) as milliseconds in {ctx} (want int or float)",
-                            self.text(args[0].span),
-                            self.tyname(&op.ty)
-                        ),
-                    );
+                    let err = CheckError::BadMilliseconds {
+                        expr: self.text(args[0].span),
+                        ty: self.tyname(&op.ty),
+                        builtin: name,
+                    };
+                    self.error(args[0].span, err);
                 }
                 Operand {
                     ty: result,
@@ -453,10 +423,13 @@ impl<'a> Checker<'a> {
             }
             Builtin::Get => {
                 let Some(first) = args.first() else {
-                    self.error(
-                        e.span,
-                        "not enough arguments for get (have 0, want at least 1)",
-                    );
+                    let err = CheckError::BuiltinArgCount {
+                        name,
+                        have: 0,
+                        min: 1,
+                        max: None,
+                    };
+                    self.error(e.span, err);
                     return Operand::invalid();
                 };
                 self.value_to(first, &Ty::Tensor, &ctx);

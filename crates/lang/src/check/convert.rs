@@ -8,7 +8,7 @@
 //! toward zero and `%` takes the dividend's sign.
 
 use super::expr::Operand;
-use super::Checker;
+use super::{CheckError, Checker, Context, Unrepresentable};
 use crate::ast::*;
 use crate::types::{ConstVal, Ty};
 
@@ -16,9 +16,9 @@ const I64_MIN: i128 = i64::MIN as i128;
 const I64_MAX: i128 = i64::MAX as i128;
 
 impl<'a> Checker<'a> {
-    pub(crate) fn defaulted(&mut self, e: &Expr, op: &mut Operand, ctx: &str) {
+    pub(crate) fn defaulted(&mut self, e: &Expr, op: &mut Operand, ctx: &Context) {
         if op.ty == Ty::UntypedNil {
-            self.error(e.span, format!("use of untyped nil in {ctx}"));
+            self.error(e.span, CheckError::UntypedNil { ctx: ctx.clone() });
             *op = Operand::invalid();
             self.record(e, &Ty::Invalid);
         } else if op.ty.is_untyped() {
@@ -29,7 +29,13 @@ impl<'a> Checker<'a> {
 
     /// Makes `op` (the operand of `e`) a value of type `target`, or reports
     /// why it cannot be. Returns false after an error.
-    pub(crate) fn convert(&mut self, e: &Expr, op: &mut Operand, target: &Ty, ctx: &str) -> bool {
+    pub(crate) fn convert(
+        &mut self,
+        e: &Expr,
+        op: &mut Operand,
+        target: &Ty,
+        ctx: &Context,
+    ) -> bool {
         if op.ty.is_invalid() || target.is_invalid() {
             return true;
         }
@@ -46,15 +52,14 @@ impl<'a> Checker<'a> {
                         true
                     }
                     Err(why) => {
-                        let v = op.val.as_ref().map(|v| v.to_string()).unwrap_or_default();
-                        self.error(
-                            e.span,
-                            format!(
-                                "cannot use {v} ({}) as {} value in {ctx} ({why})",
-                                self.describe(op),
-                                self.tyname(target)
-                            ),
-                        );
+                        let err = CheckError::Unrepresentable {
+                            value: op.val.as_ref().map(|v| v.to_string()).unwrap_or_default(),
+                            ty: self.tyname(&op.ty),
+                            target: self.tyname(target),
+                            ctx: ctx.clone(),
+                            why,
+                        };
+                        self.error(e.span, err);
                         *op = Operand::invalid();
                         self.record(e, &Ty::Invalid);
                         return false;
@@ -64,22 +69,15 @@ impl<'a> Checker<'a> {
             _ => false,
         };
         if !ok {
-            let msg = format!(
-                "cannot use {} ({}) as {} value in {ctx}",
-                self.text(e.span),
-                self.describe(op),
-                self.tyname(target)
-            );
-            if op.ty.is_numeric() && target.is_numeric() {
-                let conv = if *target == Ty::Int { "int" } else { "float" };
-                self.error_help(
-                    e.span,
-                    msg,
-                    format!("there are no implicit conversions; write {conv}(...)"),
-                );
-            } else {
-                self.error(e.span, msg);
-            }
+            let err = CheckError::CannotUse {
+                expr: self.text(e.span),
+                ty: self.tyname(&op.ty),
+                constant: op.ty.is_untyped() && op.ty != Ty::UntypedNil,
+                target: self.tyname(target),
+                ctx: ctx.clone(),
+                numeric: op.ty.is_numeric() && target.is_numeric(),
+            };
+            self.error(e.span, err);
             *op = Operand::invalid();
             self.record(e, &Ty::Invalid);
             return false;
@@ -92,34 +90,26 @@ impl<'a> Checker<'a> {
         true
     }
 
-    pub(crate) fn describe(&self, op: &Operand) -> String {
-        if op.ty.is_untyped() && op.ty != Ty::UntypedNil {
-            format!("{} constant", self.tyname(&op.ty))
-        } else {
-            format!("type {}", self.tyname(&op.ty))
-        }
-    }
-
     /// The value of constant `v` as a `target` (int or float) constant.
     pub(crate) fn represent(
         &self,
         v: Option<&ConstVal>,
         target: &Ty,
-    ) -> Result<Option<ConstVal>, &'static str> {
+    ) -> Result<Option<ConstVal>, Unrepresentable> {
         let Some(v) = v else { return Ok(None) };
         match (v, target) {
             (ConstVal::Int(i), Ty::Int) => {
                 if (I64_MIN..=I64_MAX).contains(i) {
                     Ok(Some(v.clone()))
                 } else {
-                    Err("overflows int")
+                    Err(Unrepresentable::OverflowsInt)
                 }
             }
             (ConstVal::Float(f), Ty::Int) => {
                 if f.fract() != 0.0 || !f.is_finite() {
-                    Err("truncated")
+                    Err(Unrepresentable::Truncated)
                 } else if *f < -9.223_372_036_854_776e18 || *f >= 9.223_372_036_854_776e18 {
-                    Err("overflows int")
+                    Err(Unrepresentable::OverflowsInt)
                 } else {
                     Ok(Some(ConstVal::Int(*f as i128)))
                 }
@@ -129,7 +119,7 @@ impl<'a> Checker<'a> {
                 if f.is_finite() {
                     Ok(Some(v.clone()))
                 } else {
-                    Err("overflows float")
+                    Err(Unrepresentable::OverflowsFloat)
                 }
             }
             _ => Ok(Some(v.clone())),
@@ -140,7 +130,7 @@ impl<'a> Checker<'a> {
     pub(crate) fn typed_const(&mut self, e: &Expr, ty: Ty, val: Option<ConstVal>) -> Operand {
         if let (Ty::Int, Some(ConstVal::Int(v))) = (&ty, &val) {
             if !(I64_MIN..=I64_MAX).contains(v) {
-                self.error(e.span, format!("constant {v} overflows int"));
+                self.error(e.span, CheckError::ConstOverflowsInt { value: *v });
                 return Operand::invalid();
             }
         }
@@ -157,41 +147,32 @@ impl<'a> Checker<'a> {
         mut yo: Operand,
     ) -> Operand {
         if !yo.ty.is_intlike() {
-            self.error(
-                y.span,
-                format!(
-                    "invalid operation: shift count {} (type {}) must be int",
-                    self.text(y.span),
-                    self.tyname(&yo.ty)
-                ),
-            );
+            let err = CheckError::ShiftCountNotInt {
+                count: self.text(y.span),
+                ty: self.tyname(&yo.ty),
+            };
+            self.error(y.span, err);
             return Operand::invalid();
         }
         if let Some(ConstVal::Int(n)) = &yo.val {
             if *n < 0 {
-                self.error(
-                    y.span,
-                    format!(
-                        "invalid operation: negative shift count {}",
-                        self.text(y.span)
-                    ),
-                );
+                let err = CheckError::NegativeShift {
+                    count: self.text(y.span),
+                };
+                self.error(y.span, err);
                 return Operand::invalid();
             }
         }
         if yo.ty.is_untyped() {
-            self.convert(y, &mut yo, &Ty::Int, "shift");
+            self.convert(y, &mut yo, &Ty::Int, &Context::Shift);
         }
         if !xo.ty.is_intlike() {
-            self.error(
-                e.span,
-                format!(
-                    "invalid operation: operator {} not defined on {} (type {})",
-                    op.symbol(),
-                    self.text(x.span),
-                    self.tyname(&xo.ty)
-                ),
-            );
+            let err = CheckError::OperatorNotDefined {
+                op: op.symbol(),
+                expr: self.text(x.span),
+                ty: self.tyname(&xo.ty),
+            };
+            self.error(e.span, err);
             return Operand::invalid();
         }
         match (&xo.val, &yo.val) {
@@ -216,14 +197,14 @@ impl<'a> Checker<'a> {
                 match v {
                     Some(v) => self.typed_const(e, xo.ty, Some(ConstVal::Int(v))),
                     None => {
-                        self.error(e.span, "constant shift overflow");
+                        self.error(e.span, CheckError::ShiftOverflow);
                         Operand::invalid()
                     }
                 }
             }
             _ => {
                 if xo.ty.is_untyped() {
-                    self.convert(x, &mut xo, &Ty::Int, "shift");
+                    self.convert(x, &mut xo, &Ty::Int, &Context::Shift);
                 }
                 Operand::of(Ty::Int)
             }
@@ -238,25 +219,24 @@ impl<'a> Checker<'a> {
             return None;
         }
         if op.val.is_none() {
-            self.error(
-                spec.value.span,
-                format!(
-                    "{} (value of type {}) is not constant",
-                    self.text(spec.value.span),
-                    self.tyname(&op.ty)
-                ),
-            );
+            let err = CheckError::NotConstant {
+                expr: self.text(spec.value.span),
+                ty: self.tyname(&op.ty),
+            };
+            self.error(spec.value.span, err);
             return None;
         }
         if let Some(t) = declared {
             if !matches!(t, Ty::Int | Ty::Float | Ty::Bool | Ty::Str | Ty::Invalid) {
                 self.error(
                     spec.ty.as_ref().map_or(spec.name.span, |t| t.span),
-                    format!("invalid constant type {}", self.tyname(&t)),
+                    CheckError::InvalidConstType {
+                        ty: self.tyname(&t),
+                    },
                 );
                 return None;
             }
-            if !self.convert(&spec.value, &mut op, &t, "constant declaration") {
+            if !self.convert(&spec.value, &mut op, &t, &Context::ConstantDeclaration) {
                 return None;
             }
         }

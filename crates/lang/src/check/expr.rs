@@ -7,7 +7,7 @@
 //! `Info::types` (after any conversion) and constant values in `Info::consts`.
 
 use super::convert::{compare, fold};
-use super::{Checker, Res};
+use super::{CheckError, Checker, Context, Res};
 use crate::ast::*;
 use crate::types::{comparable, ordered, ConstVal, Ty};
 
@@ -42,7 +42,9 @@ impl<'a> Checker<'a> {
         if op.ty == Ty::Void {
             self.error(
                 e.span,
-                format!("{} (no value) used as value", self.text(e.span)),
+                CheckError::NoValue {
+                    expr: self.text(e.span),
+                },
             );
             self.record(e, &Ty::Invalid);
             return Operand::invalid();
@@ -52,14 +54,14 @@ impl<'a> Checker<'a> {
 
     /// Checks `e` and converts it to `target`, reporting a mismatch as
     /// `cannot use ... in CTX`.
-    pub(crate) fn value_to(&mut self, e: &Expr, target: &Ty, ctx: &str) -> Operand {
+    pub(crate) fn value_to(&mut self, e: &Expr, target: &Ty, ctx: &Context) -> Operand {
         let mut op = self.value_hint(e, Some(target));
         self.convert(e, &mut op, target, ctx);
         op
     }
 
     /// Checks `e` and gives an untyped constant its default type.
-    pub(crate) fn value_default(&mut self, e: &Expr, ctx: &str) -> Operand {
+    pub(crate) fn value_default(&mut self, e: &Expr, ctx: &Context) -> Operand {
         let mut op = self.value(e);
         self.defaulted(e, &mut op, ctx);
         op
@@ -88,13 +90,15 @@ impl<'a> Checker<'a> {
             ExprKind::BigInt => {
                 self.error(
                     e.span,
-                    format!("integer constant {} is too large", self.text(e.span)),
+                    CheckError::IntTooLarge {
+                        lit: self.text(e.span),
+                    },
                 );
                 Operand::invalid()
             }
             ExprKind::Float(v) => {
                 if !v.is_finite() {
-                    self.error(e.span, "floating-point constant is too large");
+                    self.error(e.span, CheckError::FloatTooLarge);
                     return Operand::invalid();
                 }
                 Operand {
@@ -128,14 +132,16 @@ impl<'a> Checker<'a> {
                         Ty::Struct(0)
                     }
                     None => {
-                        if self.is_struct_name(&name.name) {
-                            self.error(
-                                name.span,
-                                format!("invalid composite literal type {}", name.name),
-                            );
+                        let err = if self.is_struct_name(&name.name) {
+                            CheckError::InvalidCompositeType {
+                                ty: name.name.clone(),
+                            }
                         } else {
-                            self.error(name.span, format!("undefined: {}", name.name));
-                        }
+                            CheckError::Undefined {
+                                name: name.name.clone(),
+                            }
+                        };
+                        self.error(name.span, err);
                         for el in elems {
                             self.value(&el.value);
                         }
@@ -153,7 +159,7 @@ impl<'a> Checker<'a> {
                     self.composite(e, &t.clone(), elems)
                 }
                 _ => {
-                    self.error(e.span, "missing type in composite literal");
+                    self.error(e.span, CheckError::MissingCompositeType);
                     Operand::invalid()
                 }
             },
@@ -162,7 +168,9 @@ impl<'a> Checker<'a> {
                 if !ty.is_invalid() {
                     self.error(
                         e.span,
-                        format!("{} (type) is not an expression", self.tyname(&ty)),
+                        CheckError::TypeAsValue {
+                            ty: self.tyname(&ty),
+                        },
                     );
                 }
                 Operand::invalid()
@@ -172,7 +180,7 @@ impl<'a> Checker<'a> {
 
     fn ident(&mut self, e: &Expr, name: &str) -> Operand {
         if name == "_" {
-            self.error(e.span, "cannot use _ as value");
+            self.error(e.span, CheckError::BlankAsValue);
             return Operand::invalid();
         }
         match self.resolve(name) {
@@ -188,23 +196,20 @@ impl<'a> Checker<'a> {
                 Operand { ty, val: Some(v) }
             }
             Some((Res::Func(_), _)) => {
-                self.error_help(
-                    e.span,
-                    format!("{name} (func) must be called"),
-                    "functions are not values; call it, or start it with `go`",
-                );
+                self.error(e.span, CheckError::FuncNotCalled { name: name.into() });
                 Operand::invalid()
             }
             Some((Res::Builtin(_), _)) => {
-                self.error(e.span, format!("{name} (built-in function) must be called"));
+                self.error(e.span, CheckError::BuiltinNotCalled { name: name.into() });
                 Operand::invalid()
             }
             None => {
-                if self.is_struct_name(name) {
-                    self.error(e.span, format!("{name} (type) is not an expression"));
+                let err = if self.is_struct_name(name) {
+                    CheckError::TypeAsValue { ty: name.into() }
                 } else {
-                    self.error(e.span, format!("undefined: {name}"));
-                }
+                    CheckError::Undefined { name: name.into() }
+                };
+                self.error(e.span, err);
                 Operand::invalid()
             }
         }
@@ -216,38 +221,33 @@ impl<'a> Checker<'a> {
             return Operand::invalid();
         }
         let bad = |c: &mut Self, xo: &Operand| {
-            let sym = match op {
-                UnOp::Neg => "-",
-                UnOp::Pos => "+",
-                UnOp::Not => "!",
-                UnOp::BitNot => "^",
-                UnOp::Recv => "<-",
+            let err = CheckError::OperatorNotDefined {
+                op: op.symbol(),
+                expr: c.text(x.span),
+                ty: c.tyname(&xo.ty),
             };
-            c.error(
-                e.span,
-                format!(
-                    "invalid operation: operator {sym} not defined on {} (type {})",
-                    c.text(x.span),
-                    c.tyname(&xo.ty)
-                ),
-            );
+            c.error(e.span, err);
             Operand::invalid()
         };
         match op {
             UnOp::Recv => match &xo.ty {
                 Ty::Chan(elem) => Operand::of((**elem).clone()),
                 Ty::UntypedNil => {
-                    self.error(e.span, "use of untyped nil in receive");
+                    self.error(
+                        e.span,
+                        CheckError::UntypedNil {
+                            ctx: Context::Receive,
+                        },
+                    );
                     Operand::invalid()
                 }
                 _ => {
                     self.error(
                         e.span,
-                        format!(
-                            "invalid operation: cannot receive from non-channel {} (type {})",
-                            self.text(x.span),
-                            self.tyname(&xo.ty)
-                        ),
+                        CheckError::RecvNonChan {
+                            expr: self.text(x.span),
+                            ty: self.tyname(&xo.ty),
+                        },
                     );
                     Operand::invalid()
                 }
@@ -260,7 +260,7 @@ impl<'a> Checker<'a> {
                     (Some(ConstVal::Int(v)), UnOp::Neg) => match v.checked_neg() {
                         Some(n) => Some(ConstVal::Int(n)),
                         None => {
-                            self.error(e.span, "constant overflow");
+                            self.error(e.span, CheckError::ConstOverflow);
                             return Operand::invalid();
                         }
                     },
@@ -304,7 +304,7 @@ impl<'a> Checker<'a> {
         // tensor ⊕ float (either order): the float side may be an untyped constant
         if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
             if xo.ty == Ty::Tensor && yo.ty.is_numeric() {
-                self.convert(y, &mut yo, &Ty::Float, "tensor operation");
+                self.convert(y, &mut yo, &Ty::Float, &Context::TensorOperation);
                 return if yo.ty.is_invalid() {
                     Operand::invalid()
                 } else {
@@ -312,7 +312,7 @@ impl<'a> Checker<'a> {
                 };
             }
             if yo.ty == Ty::Tensor && xo.ty.is_numeric() {
-                self.convert(x, &mut xo, &Ty::Float, "tensor operation");
+                self.convert(x, &mut xo, &Ty::Float, &Context::TensorOperation);
                 return if xo.ty.is_invalid() {
                     Operand::invalid()
                 } else {
@@ -337,34 +337,23 @@ impl<'a> Checker<'a> {
             }
         }
         if xo.ty != yo.ty {
-            let msg = format!(
-                "invalid operation: {} (mismatched types {} and {})",
-                self.text(e.span),
-                self.tyname(&xo.ty),
-                self.tyname(&yo.ty)
-            );
-            if xo.ty.is_numeric() && yo.ty.is_numeric() {
-                self.error_help(
-                    e.span,
-                    msg,
-                    "there are no implicit conversions; convert with int(...) or float(...)",
-                );
-            } else {
-                self.error(e.span, msg);
-            }
+            let err = CheckError::MismatchedTypes {
+                expr: self.text(e.span),
+                left: self.tyname(&xo.ty),
+                right: self.tyname(&yo.ty),
+                numeric: xo.ty.is_numeric() && yo.ty.is_numeric(),
+            };
+            self.error(e.span, err);
             return Operand::invalid();
         }
         let ty = xo.ty.clone();
         let not_defined = |c: &mut Self| {
-            c.error(
-                e.span,
-                format!(
-                    "invalid operation: operator {} not defined on {} (type {})",
-                    op.symbol(),
-                    c.text(x.span),
-                    c.tyname(&ty)
-                ),
-            );
+            let err = CheckError::OperatorNotDefined {
+                op: op.symbol(),
+                expr: c.text(x.span),
+                ty: c.tyname(&ty),
+            };
+            c.error(e.span, err);
             Operand::invalid()
         };
         match op {
@@ -389,22 +378,20 @@ impl<'a> Checker<'a> {
                 if ty == Ty::UntypedNil {
                     self.error(
                         e.span,
-                        format!(
-                            "invalid operation: {} (operator {} not defined on nil)",
-                            self.text(e.span),
-                            op.symbol()
-                        ),
+                        CheckError::NilOperator {
+                            expr: self.text(e.span),
+                            op: op.symbol(),
+                        },
                     );
                     return Operand::invalid();
                 }
                 if is_eq && !comparable(&ty, &self.info.structs) {
                     self.error(
                         e.span,
-                        format!(
-                            "invalid operation: {} ({} is not comparable)",
-                            self.text(e.span),
-                            self.tyname(&ty)
-                        ),
+                        CheckError::NotComparable {
+                            expr: self.text(e.span),
+                            ty: self.tyname(&ty),
+                        },
                     );
                     return Operand::invalid();
                 }
@@ -419,8 +406,8 @@ impl<'a> Checker<'a> {
                     _ => {
                         if ty.is_untyped() {
                             let d = ty.default_type();
-                            self.convert(x, &mut xo, &d, "comparison");
-                            self.convert(y, &mut yo, &d, "comparison");
+                            self.convert(x, &mut xo, &d, &Context::Comparison);
+                            self.convert(y, &mut yo, &d, &Context::Comparison);
                         }
                         Operand::of(Ty::Bool)
                     }
@@ -439,14 +426,14 @@ impl<'a> Checker<'a> {
                 if matches!(op, BinOp::Div | BinOp::Rem)
                     && yo.val.as_ref().is_some_and(ConstVal::is_zero)
                 {
-                    self.error(y.span, "invalid operation: division by zero");
+                    self.error(y.span, CheckError::DivisionByZero);
                     return Operand::invalid();
                 }
                 match (&xo.val, &yo.val) {
                     (Some(a), Some(b)) => match fold(op, a, b) {
                         Some(v) => self.typed_const(e, ty, Some(v)),
                         None => {
-                            self.error(e.span, "constant overflow");
+                            self.error(e.span, CheckError::ConstOverflow);
                             Operand::invalid()
                         }
                     },
@@ -474,32 +461,29 @@ impl<'a> Checker<'a> {
                 | (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
         );
         if !fits {
-            let (a, b) = if x_is_left {
-                (self.tyname(&xo.ty), self.tyname(target))
+            let (left, right) = if x_is_left {
+                (&xo.ty, target)
             } else {
-                (self.tyname(target), self.tyname(&xo.ty))
+                (target, &xo.ty)
             };
-            self.error(
-                e.span,
-                format!(
-                    "invalid operation: {} (mismatched types {a} and {b})",
-                    self.text(e.span)
-                ),
-            );
+            let err = CheckError::MismatchedTypes {
+                expr: self.text(e.span),
+                left: self.tyname(left),
+                right: self.tyname(right),
+                numeric: left.is_numeric() && right.is_numeric(),
+            };
+            self.error(e.span, err);
             return false;
         }
-        self.convert(x, xo, target, "operation")
+        self.convert(x, xo, target, &Context::Operation)
     }
 
     pub(crate) fn index(&mut self, x: &Expr, i: &Expr) -> Operand {
         let xo = self.value(x);
-        let io = self.value_to(i, &Ty::Int, "index");
+        let io = self.value_to(i, &Ty::Int, &Context::Index);
         if let Some(ConstVal::Int(v)) = &io.val {
             if *v < 0 {
-                self.error(
-                    i.span,
-                    format!("invalid argument: index {v} must not be negative"),
-                );
+                self.error(i.span, CheckError::NegativeIndex { index: *v });
             }
         }
         match &xo.ty {
@@ -507,16 +491,12 @@ impl<'a> Checker<'a> {
             Ty::List(elem) => Operand::of((**elem).clone()),
             Ty::Str | Ty::UntypedStr => Operand::of(Ty::Int),
             t => {
-                let msg = format!(
-                    "invalid operation: cannot index {} (type {})",
-                    self.text(x.span),
-                    self.tyname(t)
-                );
-                if *t == Ty::Tensor {
-                    self.error_help(x.span, msg, "use get(t, i, j) to read one element");
-                } else {
-                    self.error(x.span, msg);
-                }
+                let err = CheckError::CannotIndex {
+                    expr: self.text(x.span),
+                    ty: self.tyname(t),
+                    hint_get: *t == Ty::Tensor,
+                };
+                self.error(x.span, err);
                 Operand::invalid()
             }
         }
@@ -525,31 +505,25 @@ impl<'a> Checker<'a> {
     fn slice(&mut self, x: &Expr, lo: Option<&Expr>, hi: Option<&Expr>) -> Operand {
         let mut xo = self.value(x);
         for b in [lo, hi].into_iter().flatten() {
-            let bo = self.value_to(b, &Ty::Int, "slice index");
+            let bo = self.value_to(b, &Ty::Int, &Context::SliceIndex);
             if let Some(ConstVal::Int(v)) = &bo.val {
                 if *v < 0 {
-                    self.error(
-                        b.span,
-                        format!("invalid argument: index {v} must not be negative"),
-                    );
+                    self.error(b.span, CheckError::NegativeIndex { index: *v });
                 }
             }
         }
         if xo.ty == Ty::UntypedStr {
-            self.convert(x, &mut xo, &Ty::Str, "slice");
+            self.convert(x, &mut xo, &Ty::Str, &Context::Slice);
         }
         match &xo.ty {
             Ty::Invalid => Operand::invalid(),
             Ty::List(_) | Ty::Str => Operand::of(xo.ty.clone()),
             t => {
-                self.error(
-                    x.span,
-                    format!(
-                        "cannot slice {} (type {})",
-                        self.text(x.span),
-                        self.tyname(t)
-                    ),
-                );
+                let err = CheckError::CannotSlice {
+                    expr: self.text(x.span),
+                    ty: self.tyname(t),
+                };
+                self.error(x.span, err);
                 Operand::invalid()
             }
         }
@@ -574,28 +548,22 @@ impl<'a> Checker<'a> {
                 if let Some((_, t)) = s.fields.iter().find(|(n, _)| *n == name.name) {
                     return Some(t.clone());
                 }
-                let sname = s.name.clone();
-                self.error(
-                    name.span,
-                    format!(
-                        "{}.{} undefined (type {sname} has no field {})",
-                        self.text(x.span),
-                        name.name,
-                        name.name
-                    ),
-                );
+                let ty = s.name.clone();
+                let err = CheckError::NoField {
+                    expr: self.text(x.span),
+                    field: name.name.clone(),
+                    ty,
+                };
+                self.error(name.span, err);
                 None
             }
             t => {
-                self.error(
-                    name.span,
-                    format!(
-                        "{}.{} undefined (type {} has no fields)",
-                        self.text(x.span),
-                        name.name,
-                        self.tyname(t)
-                    ),
-                );
+                let err = CheckError::NoFields {
+                    expr: self.text(x.span),
+                    field: name.name.clone(),
+                    ty: self.tyname(t),
+                };
+                self.error(name.span, err);
                 None
             }
         }
@@ -612,9 +580,9 @@ impl<'a> Checker<'a> {
             Ty::List(elem) => {
                 for el in elems {
                     if let Some(k) = &el.key {
-                        self.error(k.span, "unexpected key in list literal");
+                        self.error(k.span, CheckError::KeyInListLiteral);
                     }
-                    self.value_to(&el.value, elem, "list literal");
+                    self.value_to(&el.value, elem, &Context::ListLiteral);
                 }
                 Operand::of(ty.clone())
             }
@@ -623,10 +591,7 @@ impl<'a> Checker<'a> {
                 let sname = self.info.structs[*id as usize].name.clone();
                 let keyed = elems.first().is_some_and(|el| el.key.is_some());
                 if elems.iter().any(|el| el.key.is_some() != keyed) {
-                    self.error(
-                        e.span,
-                        "mixture of field:value and value elements in struct literal",
-                    );
+                    self.error(e.span, CheckError::MixedStructLiteral);
                     for el in elems {
                         self.value(&el.value);
                     }
@@ -641,22 +606,21 @@ impl<'a> Checker<'a> {
                                 if seen.contains(&k.name.as_str()) {
                                     self.error(
                                         k.span,
-                                        format!(
-                                            "duplicate field name {} in struct literal",
-                                            k.name
-                                        ),
+                                        CheckError::DuplicateField {
+                                            field: k.name.clone(),
+                                        },
                                     );
                                 }
                                 seen.push(&k.name);
-                                self.value_to(&el.value, ft, "struct literal");
+                                self.value_to(&el.value, ft, &Context::StructLiteral);
                             }
                             None => {
                                 self.error(
                                     k.span,
-                                    format!(
-                                        "unknown field {} in struct literal of type {sname}",
-                                        k.name
-                                    ),
+                                    CheckError::UnknownField {
+                                        field: k.name.clone(),
+                                        ty: sname.clone(),
+                                    },
                                 );
                                 self.value(&el.value);
                             }
@@ -664,7 +628,7 @@ impl<'a> Checker<'a> {
                     }
                 } else {
                     for (el, (_, ft)) in elems.iter().zip(&fields) {
-                        self.value_to(&el.value, ft, "struct literal");
+                        self.value_to(&el.value, ft, &Context::StructLiteral);
                     }
                     if elems.len() > fields.len() {
                         for el in &elems[fields.len()..] {
@@ -672,10 +636,10 @@ impl<'a> Checker<'a> {
                         }
                         self.error(
                             elems[fields.len()].value.span,
-                            format!("too many values in struct literal of type {sname}"),
+                            CheckError::TooManyValues { ty: sname },
                         );
                     } else if !elems.is_empty() && elems.len() < fields.len() {
-                        self.error_help(e.span, format!("too few values in struct literal of type {sname}"), "a positional literal lists every field; name fields (`f: v`) to leave some zero");
+                        self.error(e.span, CheckError::TooFewValues { ty: sname });
                     }
                 }
                 if *id == 0 {
@@ -686,7 +650,7 @@ impl<'a> Checker<'a> {
             t => {
                 self.error(
                     e.span,
-                    format!("invalid composite literal type {}", self.tyname(t)),
+                    CheckError::InvalidCompositeType { ty: self.tyname(t) },
                 );
                 for el in elems {
                     self.value(&el.value);

@@ -12,9 +12,13 @@
 //! blocks around its declaration) and used at a deeper depth is captured by
 //! every go block between the two; assigning to it there is an error, since
 //! the block holds only a snapshot (tasks share nothing but channels).
+//!
+//! Errors: every error is a [`CheckError`] (`error.rs`, the catalogue of
+//! the checker's messages), reported with `Checker::error`.
 
 mod builtins;
 mod convert;
+mod error;
 mod expr;
 mod stmt;
 mod terminate;
@@ -25,6 +29,7 @@ use crate::ast::*;
 use crate::diag::{Diagnostics, Span};
 use crate::types::{ConstVal, StructInfo, Ty, TyName};
 pub use builtins::Builtin;
+pub use error::{CaseStmt, CheckError, Context, Jump, NameKind, Unrepresentable};
 pub(crate) use stmt::is_recv as is_recv_expr;
 
 pub type VarId = u32;
@@ -165,17 +170,9 @@ pub fn check_file(file: &File, src: &str, diags: &mut Diagnostics) -> Info {
 }
 
 impl<'a> Checker<'a> {
-    pub(crate) fn error(&mut self, span: Span, msg: impl Into<String>) {
-        self.diags.error(span, msg);
-    }
-
-    pub(crate) fn error_help(
-        &mut self,
-        span: Span,
-        msg: impl Into<String>,
-        help: impl Into<String>,
-    ) {
-        self.diags.error_help(span, msg, help);
+    /// Reports `e` at `span`.
+    pub(crate) fn error(&mut self, span: Span, e: CheckError) {
+        self.diags.report(span, &e);
     }
 
     pub(crate) fn tyname(&self, ty: &Ty) -> String {
@@ -253,7 +250,12 @@ impl<'a> Checker<'a> {
                 for f in &t.fields {
                     let ty = self.resolve_type(&f.ty);
                     if !f.name.is_blank() && fields.iter().any(|(n, _)| *n == f.name.name) {
-                        self.error(f.name.span, format!("{} redeclared", f.name.name));
+                        self.error(
+                            f.name.span,
+                            CheckError::FieldRedeclared {
+                                name: f.name.name.clone(),
+                            },
+                        );
                         continue;
                     }
                     fields.push((f.name.name.clone(), ty));
@@ -267,7 +269,9 @@ impl<'a> Checker<'a> {
                     if self.contains_struct(id, id, 0) {
                         self.error(
                             t.name.span,
-                            format!("invalid recursive type {}", t.name.name),
+                            CheckError::RecursiveType {
+                                name: t.name.name.clone(),
+                            },
                         );
                         self.info.structs[id as usize].fields.clear();
                     }
@@ -304,18 +308,11 @@ impl<'a> Checker<'a> {
                 let f = &self.info.funcs[*id as usize];
                 if !f.params.is_empty() || f.result.is_some() {
                     let span = f.span;
-                    self.error(
-                        span,
-                        "func main must have no arguments and no return values",
-                    );
+                    self.error(span, CheckError::MainSignature);
                 }
             }
             _ => {
-                self.error_help(
-                    Span::new(0, 0),
-                    "function main is undeclared",
-                    "add `func main() { ... }`",
-                );
+                self.error(Span::new(0, 0), CheckError::NoMain);
             }
         }
         // 5. bodies
@@ -334,11 +331,16 @@ impl<'a> Checker<'a> {
     /// Records a top-level name; false (after an error) if it is taken.
     fn declare_global_name(&mut self, name: &Ident) -> bool {
         if name.is_blank() {
-            self.error(name.span, "cannot declare _ at the top level");
+            self.error(name.span, CheckError::BlankTopLevel);
             return false;
         }
         if self.globals.contains_key(&name.name) || self.struct_names.contains_key(&name.name) {
-            self.error(name.span, format!("{} redeclared in this file", name.name));
+            self.error(
+                name.span,
+                CheckError::RedeclaredInFile {
+                    name: name.name.clone(),
+                },
+            );
             return false;
         }
         true
@@ -365,7 +367,9 @@ impl<'a> Checker<'a> {
             GlobalConst::InProgress => {
                 self.error(
                     spec.name.span,
-                    format!("initialization cycle: {} refers to itself", spec.name.name),
+                    CheckError::InitCycle {
+                        name: spec.name.name.clone(),
+                    },
                 );
                 self.global_consts[i].1 = GlobalConst::Done;
                 return None;
@@ -399,11 +403,13 @@ impl<'a> Checker<'a> {
                         Ty::Struct(0)
                     }
                     None => {
-                        if self.lookup(name).is_some() {
-                            self.error(n.span, format!("{name} is not a type"));
+                        let name = name.to_string();
+                        let e = if self.lookup(&name).is_some() {
+                            CheckError::NotAType { name }
                         } else {
-                            self.error(n.span, format!("undefined: {name}"));
-                        }
+                            CheckError::Undefined { name }
+                        };
+                        self.error(n.span, e);
                         Ty::Invalid
                     }
                 },
@@ -442,7 +448,9 @@ impl<'a> Checker<'a> {
         if self.in_current_scope(&ident.name) {
             self.error(
                 ident.span,
-                format!("{} redeclared in this block", ident.name),
+                CheckError::RedeclaredInBlock {
+                    name: ident.name.clone(),
+                },
             );
         }
         let id = self.info.vars.len() as VarId;
@@ -474,7 +482,9 @@ impl<'a> Checker<'a> {
         if self.in_current_scope(&ident.name) {
             self.error(
                 ident.span,
-                format!("{} redeclared in this block", ident.name),
+                CheckError::RedeclaredInBlock {
+                    name: ident.name.clone(),
+                },
             );
         }
         self.bind(&ident.name, Entry::Const(val, ty));
@@ -548,7 +558,7 @@ impl<'a> Checker<'a> {
         self.pop_scope();
         if self.result.is_some() && !self.terminates_list(&f.body.stmts) {
             let end = f.body.span.end.saturating_sub(1) as usize;
-            self.error(Span::new(end, end + 1), "missing return");
+            self.error(Span::new(end, end + 1), CheckError::MissingReturn);
         }
     }
 

@@ -1,7 +1,8 @@
 //! Statement checking: declarations, assignments and their targets (with
 //! the go-block capture rule), control flow, labels, `switch` and `select`.
 
-use super::{BreakKind, Breakable, Checker, Res, VarId};
+use super::error::{CaseStmt, Jump, NameKind};
+use super::{BreakKind, Breakable, CheckError, Checker, Context, Res, VarId};
 use crate::ast::*;
 use crate::types::{comparable, Ty};
 
@@ -65,18 +66,15 @@ impl<'a> Checker<'a> {
             StmtKind::IncDec { target, inc } => {
                 if let Target::Place(t) = self.target(target) {
                     if !matches!(t, Ty::Int | Ty::Float | Ty::Invalid) {
-                        let sym = if *inc { "++" } else { "--" };
-                        self.error(
-                            s.span,
-                            format!(
-                                "invalid operation: {}{sym} (non-numeric type {})",
-                                self.text(target.span),
-                                self.tyname(&t)
-                            ),
-                        );
+                        let err = CheckError::IncDecNonNumeric {
+                            expr: self.text(target.span),
+                            inc: *inc,
+                            ty: self.tyname(&t),
+                        };
+                        self.error(s.span, err);
                     }
                 } else {
-                    self.error(target.span, "cannot use _ as value");
+                    self.error(target.span, CheckError::BlankAsValue);
                 }
             }
             StmtKind::Expr(e) => self.expr_stmt(e),
@@ -85,8 +83,8 @@ impl<'a> Checker<'a> {
                 if let ExprKind::Call { func, .. } = &call.kind {
                     self.expr(call);
                     if let Some(Res::Builtin(b)) = self.info.uses.get(&func.id) {
-                        let name = b.name();
-                        self.error_help(func.span, format!("go requires a function declared in the program, not the built-in {name}"), format!("write go {{ {name}(...) }}"));
+                        let name = b.name().to_string();
+                        self.error(func.span, CheckError::GoBuiltin { name });
                     }
                 }
             }
@@ -105,7 +103,7 @@ impl<'a> Checker<'a> {
                 if let Some(i) = init {
                     self.stmt(i, None);
                 }
-                self.condition(cond, "if statement");
+                self.condition(cond, Context::IfStatement);
                 self.block(then);
                 if let Some(e) = els {
                     self.stmt(e, None);
@@ -123,7 +121,7 @@ impl<'a> Checker<'a> {
                     self.stmt(i, None);
                 }
                 if let Some(c) = cond {
-                    self.condition(c, "for statement");
+                    self.condition(c, Context::ForStatement);
                 }
                 if let Some(p) = post {
                     self.stmt(p, None);
@@ -143,7 +141,12 @@ impl<'a> Checker<'a> {
             StmtKind::Select(cases) => self.select(cases, label),
             StmtKind::Labeled { label: l, stmt } => {
                 if self.labels.contains(&l.name) {
-                    self.error(l.span, format!("label {} already defined", l.name));
+                    self.error(
+                        l.span,
+                        CheckError::LabelRedefined {
+                            label: l.name.clone(),
+                        },
+                    );
                 } else {
                     self.labels.push(l.name.clone());
                 }
@@ -152,23 +155,21 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn condition(&mut self, cond: &Expr, what: &str) {
+    fn condition(&mut self, cond: &Expr, ctx: Context) {
         let mut op = self.value(cond);
         if op.ty.is_invalid() {
             return;
         }
         if !op.ty.is_boollike() {
-            self.error(
-                cond.span,
-                format!(
-                    "non-boolean condition in {what} ({} has type {})",
-                    self.text(cond.span),
-                    self.tyname(&op.ty)
-                ),
-            );
+            let err = CheckError::NonBoolCondition {
+                ctx,
+                expr: self.text(cond.span),
+                ty: self.tyname(&op.ty),
+            };
+            self.error(cond.span, err);
             return;
         }
-        self.convert(cond, &mut op, &Ty::Bool, what);
+        self.convert(cond, &mut op, &Ty::Bool, &ctx);
     }
 
     /// `v, ok` from a receive: the element type and bool.
@@ -182,12 +183,7 @@ impl<'a> Checker<'a> {
     }
 
     fn mismatch(&mut self, s: &Stmt, vars: usize, vals: usize) {
-        let v = if vals == 1 { "value" } else { "values" };
-        let n = if vars == 1 { "variable" } else { "variables" };
-        self.error(
-            s.span,
-            format!("assignment mismatch: {vars} {n} but {vals} {v}"),
-        );
+        self.error(s.span, CheckError::AssignMismatch { vars, vals });
     }
 
     fn var_stmt(&mut self, s: &Stmt, names: &[Ident], ty: Option<&TypeExpr>, values: &[Expr]) {
@@ -199,15 +195,13 @@ impl<'a> Checker<'a> {
             let (v, ok) = self.comma_ok(&values[0]);
             if let Some(d) = &declared {
                 let mut op = super::expr::Operand { ty: v, val: None };
-                self.convert(&values[0], &mut op, d, "variable declaration");
+                self.convert(&values[0], &mut op, d, &Context::VariableDeclaration);
                 if *d != Ty::Bool && !d.is_invalid() && !op.ty.is_invalid() {
-                    self.error(
-                        names[1].span,
-                        format!(
-                            "cannot use ok (type bool) as {} value in variable declaration",
-                            self.tyname(d)
-                        ),
-                    );
+                    let err = CheckError::OkNotBool {
+                        ty: self.tyname(d),
+                        ctx: Context::VariableDeclaration,
+                    };
+                    self.error(names[1].span, err);
                 }
                 types = vec![d.clone(), d.clone()];
             } else {
@@ -220,10 +214,10 @@ impl<'a> Checker<'a> {
             for (i, v) in values.iter().enumerate() {
                 let t = match &declared {
                     Some(d) => {
-                        self.value_to(v, d, "variable declaration");
+                        self.value_to(v, d, &Context::VariableDeclaration);
                         d.clone()
                     }
-                    None => self.value_default(v, "variable declaration").ty,
+                    None => self.value_default(v, &Context::VariableDeclaration).ty,
                 };
                 if i < names.len() {
                     types.push(t);
@@ -255,16 +249,16 @@ impl<'a> Checker<'a> {
             };
             if let Some(id) = existing[0] {
                 let vt = self.info.vars[id as usize].ty.clone();
-                self.convert(&values[0], &mut vop, &vt, "assignment");
+                self.convert(&values[0], &mut vop, &vt, &Context::Assignment);
             }
             if let Some(id) = existing[1] {
                 let vt = self.info.vars[id as usize].ty.clone();
                 if !matches!(vt, Ty::Bool | Ty::Invalid) {
-                    let msg = format!(
-                        "cannot use ok (type bool) as {} value in assignment",
-                        self.tyname(&vt)
-                    );
-                    self.error(names[1].span, msg);
+                    let err = CheckError::OkNotBool {
+                        ty: self.tyname(&vt),
+                        ctx: Context::Assignment,
+                    };
+                    self.error(names[1].span, err);
                 }
             }
             vec![v, ok]
@@ -274,10 +268,10 @@ impl<'a> Checker<'a> {
                 let t = match existing.get(i).copied().flatten() {
                     Some(id) => {
                         let vt = self.info.vars[id as usize].ty.clone();
-                        self.value_to(v, &vt, "assignment");
+                        self.value_to(v, &vt, &Context::Assignment);
                         vt
                     }
-                    None => self.value_default(v, "assignment").ty,
+                    None => self.value_default(v, &Context::Assignment).ty,
                 };
                 types.push(t);
             }
@@ -303,11 +297,7 @@ impl<'a> Checker<'a> {
             }
         }
         if !any_new {
-            self.error_help(
-                s.span,
-                "no new variables on left side of :=",
-                "use = to assign to existing variables",
-            );
+            self.error(s.span, CheckError::NoNewVariables);
         }
     }
 
@@ -316,7 +306,7 @@ impl<'a> Checker<'a> {
             let (x, y) = (&lhs[0], &rhs[0]);
             match self.target(x) {
                 Target::Blank => {
-                    self.error(x.span, "cannot use _ as value");
+                    self.error(x.span, CheckError::BlankAsValue);
                     self.value(y);
                 }
                 Target::Place(t) => {
@@ -331,15 +321,12 @@ impl<'a> Checker<'a> {
                     };
                     let r = self.binary_op(&whole, op, x, y);
                     if !r.ty.is_invalid() && r.ty != t {
-                        self.error(
-                            s.span,
-                            format!(
-                                "cannot assign {} to {} (type {})",
-                                self.tyname(&r.ty),
-                                self.text(x.span),
-                                self.tyname(&t)
-                            ),
-                        );
+                        let err = CheckError::CompoundAssignType {
+                            value_ty: self.tyname(&r.ty),
+                            expr: self.text(x.span),
+                            ty: self.tyname(&t),
+                        };
+                        self.error(s.span, err);
                     }
                 }
             }
@@ -350,17 +337,15 @@ impl<'a> Checker<'a> {
             let (v, _) = self.comma_ok(&rhs[0]);
             let mut vop = super::expr::Operand { ty: v, val: None };
             if let Target::Place(t) = &targets[0] {
-                self.convert(&rhs[0], &mut vop, t, "assignment");
+                self.convert(&rhs[0], &mut vop, t, &Context::Assignment);
             }
             if let Target::Place(t) = &targets[1] {
                 if !matches!(t, Ty::Bool | Ty::Invalid) {
-                    self.error(
-                        lhs[1].span,
-                        format!(
-                            "cannot use ok (type bool) as {} value in assignment",
-                            self.tyname(t)
-                        ),
-                    );
+                    let err = CheckError::OkNotBool {
+                        ty: self.tyname(t),
+                        ctx: Context::Assignment,
+                    };
+                    self.error(lhs[1].span, err);
                 }
             }
             return;
@@ -376,10 +361,10 @@ impl<'a> Checker<'a> {
         for (t, r) in targets.iter().zip(rhs) {
             match t {
                 Target::Blank => {
-                    self.value_default(r, "assignment");
+                    self.value_default(r, &Context::Assignment);
                 }
                 Target::Place(t) => {
-                    self.value_to(r, t, "assignment");
+                    self.value_to(r, t, &Context::Assignment);
                 }
             }
         }
@@ -402,19 +387,15 @@ impl<'a> Checker<'a> {
                 if let Some((id, depth)) = self.var_depth(name) {
                     self.info.uses.insert(e.id, Res::Var(id));
                     if depth < self.go_depth() {
-                        self.error_help(
-                            e.span,
-                            format!("cannot assign to {name} in a go block: it is a captured copy, and tasks share nothing but channels"),
-                            format!("declare a new variable (`{name} := {name}`) inside the block, or send the value on a channel"),
-                        );
+                        self.error(e.span, CheckError::AssignCaptured { name: name.clone() });
                         return Target::Place(Ty::Invalid);
                     }
                     return Target::Place(self.info.vars[id as usize].ty.clone());
                 }
                 let what = match self.resolve(name) {
-                    Some((Res::Const(_), _)) => "constant",
-                    Some((Res::Func(_), _)) => "function",
-                    Some((Res::Builtin(_), _)) => "built-in function",
+                    Some((Res::Const(_), _)) => NameKind::Constant,
+                    Some((Res::Func(_), _)) => NameKind::Function,
+                    Some((Res::Builtin(_), _)) => NameKind::Builtin,
                     _ => {
                         self.expr(e);
                         return Target::Place(Ty::Invalid);
@@ -422,41 +403,39 @@ impl<'a> Checker<'a> {
                 };
                 self.error(
                     e.span,
-                    format!("cannot assign to {name} (it is a {what}, not a variable)"),
+                    CheckError::AssignNotVariable {
+                        name: name.clone(),
+                        what,
+                    },
                 );
                 Target::Place(Ty::Invalid)
             }
             ExprKind::Index(x, i) => {
                 let xt = match self.target(x) {
                     Target::Blank => {
-                        self.error(x.span, "cannot use _ as value");
+                        self.error(x.span, CheckError::BlankAsValue);
                         Ty::Invalid
                     }
                     Target::Place(t) => t,
                 };
-                self.value_to(i, &Ty::Int, "index");
+                self.value_to(i, &Ty::Int, &Context::Index);
                 match xt {
                     Ty::List(elem) => Target::Place((*elem).clone()),
                     Ty::Invalid => Target::Place(Ty::Invalid),
                     Ty::Str => {
-                        self.error(
-                            e.span,
-                            format!(
-                                "cannot assign to {} (strings are immutable)",
-                                self.text(e.span)
-                            ),
-                        );
+                        let err = CheckError::AssignString {
+                            expr: self.text(e.span),
+                        };
+                        self.error(e.span, err);
                         Target::Place(Ty::Invalid)
                     }
                     t => {
-                        self.error(
-                            x.span,
-                            format!(
-                                "invalid operation: cannot index {} (type {})",
-                                self.text(x.span),
-                                self.tyname(&t)
-                            ),
-                        );
+                        let err = CheckError::CannotIndex {
+                            expr: self.text(x.span),
+                            ty: self.tyname(&t),
+                            hint_get: false,
+                        };
+                        self.error(x.span, err);
                         Target::Place(Ty::Invalid)
                     }
                 }
@@ -464,7 +443,7 @@ impl<'a> Checker<'a> {
             ExprKind::Field(x, name) => {
                 let xt = match self.target(x) {
                     Target::Blank => {
-                        self.error(x.span, "cannot use _ as value");
+                        self.error(x.span, CheckError::BlankAsValue);
                         Ty::Invalid
                     }
                     Target::Place(t) => t,
@@ -474,13 +453,10 @@ impl<'a> Checker<'a> {
             _ => {
                 let op = self.expr(e);
                 if !op.ty.is_invalid() {
-                    self.error(
-                        e.span,
-                        format!(
-                            "cannot assign to {} (neither a variable nor an element)",
-                            self.text(e.span)
-                        ),
-                    );
+                    let err = CheckError::AssignNonPlace {
+                        expr: self.text(e.span),
+                    };
+                    self.error(e.span, err);
                 }
                 Target::Place(Ty::Invalid)
             }
@@ -499,14 +475,11 @@ impl<'a> Checker<'a> {
             _ => false,
         };
         if !ok && !op.ty.is_invalid() {
-            self.error(
-                e.span,
-                format!(
-                    "{} (value of type {}) is not used",
-                    self.text(e.span),
-                    self.tyname(&op.ty)
-                ),
-            );
+            let err = CheckError::Unused {
+                expr: self.text(e.span),
+                ty: self.tyname(&op.ty),
+            };
+            self.error(e.span, err);
         }
     }
 
@@ -515,20 +488,17 @@ impl<'a> Checker<'a> {
         match &c.ty {
             Ty::Chan(elem) => {
                 let elem = (**elem).clone();
-                self.value_to(value, &elem, "send");
+                self.value_to(value, &elem, &Context::Send);
             }
             Ty::Invalid => {
                 self.value(value);
             }
             t => {
-                self.error(
-                    chan.span,
-                    format!(
-                        "invalid operation: cannot send to non-channel {} (type {})",
-                        self.text(chan.span),
-                        self.tyname(t)
-                    ),
-                );
+                let err = CheckError::SendNonChan {
+                    expr: self.text(chan.span),
+                    ty: self.tyname(t),
+                };
+                self.error(chan.span, err);
                 self.value(value);
             }
         }
@@ -537,26 +507,20 @@ impl<'a> Checker<'a> {
     fn return_stmt(&mut self, s: &Stmt, value: Option<&Expr>) {
         match (self.result.clone(), value) {
             (Some(t), Some(v)) => {
-                self.value_to(v, &t, "return statement");
+                self.value_to(v, &t, &Context::ReturnStatement);
             }
             (Some(t), None) => {
-                let tn = self.tyname(&t);
-                self.error(s.span, format!("not enough return values (want {tn})"));
+                let want = self.tyname(&t);
+                self.error(s.span, CheckError::NotEnoughReturnValues { want });
             }
             (None, Some(v)) => {
                 self.value(v);
-                if self.in_go {
-                    self.error_help(
-                        v.span,
-                        "too many return values",
-                        "return in a go block ends its task and returns nothing",
-                    );
+                let err = if self.in_go {
+                    CheckError::ReturnValueInGo
                 } else {
-                    self.error(
-                        v.span,
-                        "too many return values (the function has no result)",
-                    );
-                }
+                    CheckError::TooManyReturnValues
+                };
+                self.error(v.span, err);
             }
             (None, None) => {}
         }
@@ -566,7 +530,7 @@ impl<'a> Checker<'a> {
         match label {
             None => {
                 if self.breakables.is_empty() {
-                    self.error(s.span, "break is not in a loop, switch, or select");
+                    self.error(s.span, CheckError::BreakOutside);
                 }
             }
             Some(l) => {
@@ -575,7 +539,7 @@ impl<'a> Checker<'a> {
                     .iter()
                     .any(|b| b.label.as_deref() == Some(&l.name))
                 {
-                    self.bad_label(l, "break");
+                    self.bad_label(l, Jump::Break);
                 }
             }
         }
@@ -585,7 +549,7 @@ impl<'a> Checker<'a> {
         match label {
             None => {
                 if !self.breakables.iter().any(|b| b.kind == BreakKind::Loop) {
-                    self.error(s.span, "continue is not in a loop");
+                    self.error(s.span, CheckError::ContinueOutside);
                 }
             }
             Some(l) => match self
@@ -594,18 +558,26 @@ impl<'a> Checker<'a> {
                 .find(|b| b.label.as_deref() == Some(&l.name))
             {
                 Some(b) if b.kind == BreakKind::Loop => {}
-                Some(_) => self.error(l.span, format!("invalid continue label {}", l.name)),
-                None => self.bad_label(l, "continue"),
+                Some(_) => self.error(
+                    l.span,
+                    CheckError::InvalidLabel {
+                        stmt: Jump::Continue,
+                        label: l.name.clone(),
+                    },
+                ),
+                None => self.bad_label(l, Jump::Continue),
             },
         }
     }
 
-    fn bad_label(&mut self, l: &Ident, what: &str) {
-        if self.labels.contains(&l.name) {
-            self.error(l.span, format!("invalid {what} label {}", l.name));
+    fn bad_label(&mut self, l: &Ident, stmt: Jump) {
+        let label = l.name.clone();
+        let err = if self.labels.contains(&l.name) {
+            CheckError::InvalidLabel { stmt, label }
         } else {
-            self.error(l.span, format!("{what} label not defined: {}", l.name));
-        }
+            CheckError::LabelUndefined { stmt, label }
+        };
+        self.error(l.span, err);
     }
 
     fn for_range(
@@ -618,7 +590,7 @@ impl<'a> Checker<'a> {
     ) {
         let mut op = self.value(expr);
         if op.ty == Ty::UntypedInt {
-            self.convert(expr, &mut op, &Ty::Int, "range");
+            self.convert(expr, &mut op, &Ty::Int, &Context::Range);
         }
         let (kt, vt) = match &op.ty {
             Ty::Int => (Ty::Int, None),
@@ -626,14 +598,11 @@ impl<'a> Checker<'a> {
             Ty::Chan(elem) => ((**elem).clone(), None),
             Ty::Invalid => (Ty::Invalid, Some(Ty::Invalid)),
             t => {
-                self.error(
-                    expr.span,
-                    format!(
-                        "cannot range over {} (type {})",
-                        self.text(expr.span),
-                        self.tyname(t)
-                    ),
-                );
+                let err = CheckError::CannotRange {
+                    expr: self.text(expr.span),
+                    ty: self.tyname(t),
+                };
+                self.error(expr.span, err);
                 (Ty::Invalid, Some(Ty::Invalid))
             }
         };
@@ -647,13 +616,10 @@ impl<'a> Checker<'a> {
                     self.declare_var(v, t);
                 }
                 None => {
-                    self.error(
-                        v.span,
-                        format!(
-                            "range over {} permits only one iteration variable",
-                            self.text(expr.span)
-                        ),
-                    );
+                    let err = CheckError::RangeOneVariable {
+                        expr: self.text(expr.span),
+                    };
+                    self.error(v.span, err);
                     self.declare_var(v, Ty::Invalid);
                 }
             }
@@ -675,16 +641,13 @@ impl<'a> Checker<'a> {
         }
         let tag_ty = match tag {
             Some(t) => {
-                let op = self.value_default(t, "switch expression");
+                let op = self.value_default(t, &Context::SwitchExpression);
                 if !comparable(&op.ty, &self.info.structs) {
-                    self.error(
-                        t.span,
-                        format!(
-                            "cannot switch on {} (type {} is not comparable)",
-                            self.text(t.span),
-                            self.tyname(&op.ty)
-                        ),
-                    );
+                    let err = CheckError::SwitchNotComparable {
+                        expr: self.text(t.span),
+                        ty: self.tyname(&op.ty),
+                    };
+                    self.error(t.span, err);
                     Ty::Invalid
                 } else {
                     op.ty
@@ -697,7 +660,12 @@ impl<'a> Checker<'a> {
             for case in cases {
                 if case.is_default {
                     if seen_default {
-                        c.error(case.span, "multiple defaults in switch");
+                        c.error(
+                            case.span,
+                            CheckError::MultipleDefaults {
+                                stmt: CaseStmt::Switch,
+                            },
+                        );
                     }
                     seen_default = true;
                 }
@@ -715,22 +683,16 @@ impl<'a> Checker<'a> {
                                 | (Ty::UntypedNil, Ty::Chan(_))
                         );
                     if !fits {
-                        let on = match tag {
-                            Some(t) => format!(" on {}", c.text(t.span)),
-                            None => String::new(),
+                        let err = CheckError::InvalidCase {
+                            case: c.text(e.span),
+                            tag: tag.map(|t| c.text(t.span)),
+                            case_ty: c.tyname(&op.ty),
+                            tag_ty: c.tyname(&tag_ty),
                         };
-                        c.error(
-                            e.span,
-                            format!(
-                                "invalid case {} in switch{on} (mismatched types {} and {})",
-                                c.text(e.span),
-                                c.tyname(&op.ty),
-                                c.tyname(&tag_ty)
-                            ),
-                        );
+                        c.error(e.span, err);
                         continue;
                     }
-                    c.convert(e, &mut op, &tag_ty, "switch case");
+                    c.convert(e, &mut op, &tag_ty, &Context::SwitchCase);
                 }
                 c.push_scope();
                 c.stmts(&case.body);
@@ -748,7 +710,12 @@ impl<'a> Checker<'a> {
                 match &case.comm {
                     Comm::Default => {
                         if seen_default {
-                            c.error(case.span, "multiple defaults in select");
+                            c.error(
+                                case.span,
+                                CheckError::MultipleDefaults {
+                                    stmt: CaseStmt::Select,
+                                },
+                            );
                         }
                         seen_default = true;
                     }
@@ -759,7 +726,11 @@ impl<'a> Checker<'a> {
                             Ty::Chan(e) => (**e).clone(),
                             Ty::Invalid => Ty::Invalid,
                             t => {
-                                c.error(chan.span, format!("invalid operation: cannot receive from non-channel {} (type {})", c.text(chan.span), c.tyname(t)));
+                                let err = CheckError::RecvNonChan {
+                                    expr: c.text(chan.span),
+                                    ty: c.tyname(t),
+                                };
+                                c.error(chan.span, err);
                                 Ty::Invalid
                             }
                         };
@@ -776,7 +747,11 @@ impl<'a> Checker<'a> {
                                 for (x, want) in targets.iter().zip(types) {
                                     if let Target::Place(t) = c.target(x) {
                                         if !t.is_invalid() && !want.is_invalid() && t != want {
-                                            c.error(x.span, format!("cannot use value of type {} as {} value in assignment", c.tyname(&want), c.tyname(&t)));
+                                            let err = CheckError::RecvAssignType {
+                                                value_ty: c.tyname(&want),
+                                                ty: c.tyname(&t),
+                                            };
+                                            c.error(x.span, err);
                                         }
                                     }
                                 }

@@ -3,7 +3,7 @@
 //! Levels (high to low): `* / % << >> &`, `+ - | ^`, `== != < <= > >=`,
 //! `&&`, `||`. Unary operators `- + ! ^ <-` bind tighter than any binary one.
 
-use super::{PResult, Parser, Reported};
+use super::{PResult, Parser, Reported, SyntaxError};
 use crate::ast::*;
 use crate::lexer::{unquote, Tok};
 
@@ -239,9 +239,7 @@ impl<'a> Parser<'a> {
                         span: value.span,
                     },
                     _ => {
-                        self.diags
-                            .error(value.span, "field name in struct literal must be a name");
-                        return Err(Reported);
+                        return self.error(value.span, SyntaxError::FieldKeyNotName);
                     }
                 };
                 let value = self.element_value()?;
@@ -309,12 +307,7 @@ impl<'a> Parser<'a> {
                 return Ok(self.node(ExprKind::Type(ty), span));
             }
             Tok::Func => {
-                self.diags.error_help(
-                    t.span,
-                    "function literals are not supported",
-                    "declare a named function, or use `go { ... }` for a task",
-                );
-                return Err(Reported);
+                return self.error(t.span, SyntaxError::FuncLiteral);
             }
             _ => return self.unexpected("expression"),
         };

@@ -11,8 +11,11 @@
 //! `for` and `switch` (Go's rule: `if x == T{}` needs parentheses); `no_lit`
 //! tracks that and is cleared inside parentheses and brackets.
 
+mod error;
 mod expr;
 mod stmt;
+
+pub use error::SyntaxError;
 
 use crate::ast::*;
 use crate::diag::{line_col, Diagnostics, Span};
@@ -152,13 +155,17 @@ impl<'a> Parser<'a> {
     }
 
     /// Reports `syntax error: unexpected X, expected WHAT` at the current token.
-    fn unexpected<T>(&mut self, what: &str) -> PResult<T> {
-        let msg = format!(
-            "syntax error: unexpected {}, expected {what}",
-            self.describe_current()
-        );
-        let span = self.span();
-        self.diags.error(span, msg);
+    fn unexpected<T>(&mut self, what: &'static str) -> PResult<T> {
+        let err = SyntaxError::Unexpected {
+            found: self.describe_current(),
+            expected: what,
+        };
+        self.error(self.span(), err)
+    }
+
+    /// Reports `e` at `span`.
+    pub(crate) fn error<T>(&mut self, span: Span, e: SyntaxError) -> PResult<T> {
+        self.diags.report(span, &e);
         Err(Reported)
     }
 
@@ -184,9 +191,7 @@ impl<'a> Parser<'a> {
 
     fn enter(&mut self) -> PResult<()> {
         if self.depth >= MAX_DEPTH {
-            let span = self.span();
-            self.diags.error(span, "program is nested too deeply");
-            return Err(Reported);
+            return self.error(self.span(), SyntaxError::TooDeep);
         }
         self.depth += 1;
         Ok(())
@@ -242,15 +247,7 @@ impl<'a> Parser<'a> {
                 Tok::Const => self
                     .const_decl()
                     .map(|cs| decls.extend(cs.into_iter().map(Decl::Const))),
-                Tok::Var => {
-                    let span = self.span();
-                    self.diags.error_help(
-                        span,
-                        "top-level variables are not allowed",
-                        "tasks share nothing but channels; declare the variable inside a function",
-                    );
-                    Err(Reported)
-                }
+                Tok::Var => self.error(self.span(), SyntaxError::TopLevelVar),
                 _ => self.unexpected("func, type or const"),
             };
             if r.is_ok() {
@@ -277,13 +274,7 @@ impl<'a> Parser<'a> {
         let result = if self.peek() == Tok::LBrace {
             None
         } else if self.peek() == Tok::LParen {
-            let span = self.span();
-            self.diags.error_help(
-                span,
-                "a function has at most one result",
-                "return a struct to return several values",
-            );
-            return Err(Reported);
+            return self.error(self.span(), SyntaxError::MultipleResults);
         } else {
             Some(self.type_expr()?)
         };
@@ -323,10 +314,7 @@ impl<'a> Parser<'a> {
             }
         }
         if let Some(last) = pending.last() {
-            let span = last.span;
-            self.diags
-                .error(span, "syntax error: missing parameter type");
-            return Err(Reported);
+            return self.error(last.span, SyntaxError::MissingParamType);
         }
         self.expect(Tok::RParen)?;
         Ok(out)
@@ -439,14 +427,7 @@ impl<'a> Parser<'a> {
                     kind: TypeKind::List(Box::new(elem)),
                 })
             }
-            Tok::Struct => {
-                self.diags.error_help(
-                    start,
-                    "struct types must be declared with a name",
-                    "declare it with `type Name struct { ... }`",
-                );
-                Err(Reported)
-            }
+            Tok::Struct => self.error(start, SyntaxError::AnonymousStruct),
             _ => self.unexpected("type"),
         }
     }

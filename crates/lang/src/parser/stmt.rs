@@ -1,6 +1,6 @@
 //! Statement parsing: simple statements, control flow, `select`, `go`.
 
-use super::{PResult, Parser, Reported};
+use super::{PResult, Parser, Reported, SyntaxError};
 use crate::ast::*;
 use crate::diag::Span;
 use crate::lexer::Tok;
@@ -36,12 +36,10 @@ impl<'a> Parser<'a> {
                         }
                         Tok::RBrace | Tok::Eof | Tok::Case | Tok::Default => {}
                         _ => {
-                            let msg = format!(
-                                "syntax error: unexpected {} at end of statement",
-                                self.describe_current()
-                            );
-                            let span = self.span();
-                            self.diags.error(span, msg);
+                            let err = SyntaxError::UnexpectedAtEndOfStatement {
+                                found: self.describe_current(),
+                            };
+                            let _ = self.error::<()>(self.span(), err);
                             self.sync_stmt(base);
                         }
                     }
@@ -75,19 +73,8 @@ impl<'a> Parser<'a> {
                 let end = self.prev_end();
                 Ok(self.mk(StmtKind::Const(specs), start.to(end)))
             }
-            Tok::Type => {
-                self.diags
-                    .error(start, "types must be declared at the top level");
-                Err(Reported)
-            }
-            Tok::Func => {
-                self.diags.error_help(
-                    start,
-                    "functions must be declared at the top level",
-                    "use `go { ... }` to run a block as a task",
-                );
-                Err(Reported)
-            }
+            Tok::Type => self.error(start, SyntaxError::LocalType),
+            Tok::Func => self.error(start, SyntaxError::LocalFunc),
             Tok::LBrace => {
                 let b = self.block()?;
                 let span = b.span;
@@ -106,12 +93,7 @@ impl<'a> Parser<'a> {
                 }
                 let e = self.expr()?;
                 if !matches!(e.kind, ExprKind::Call { .. }) {
-                    self.diags.error_help(
-                        e.span,
-                        "expression in go must be a function call",
-                        "write `go f(args)` or `go { statements }`",
-                    );
-                    return Err(Reported);
+                    return self.error(e.span, SyntaxError::GoNotCall);
                 }
                 let span = start.to(e.span);
                 Ok(self.mk(StmtKind::GoCall(e), span))
@@ -209,19 +191,14 @@ impl<'a> Parser<'a> {
                             span: e.span,
                         }),
                         _ => {
-                            self.diags.error(e.span, "non-name on left side of :=");
-                            return Err(Reported);
+                            return self.error(e.span, SyntaxError::DefineNonName);
                         }
                     }
                 }
                 if ctx == Ctx::ForHeader && self.peek() == Tok::Range {
                     self.bump();
                     if names.len() > 2 {
-                        self.diags.error(
-                            lhs[2].span,
-                            "range clause permits at most two iteration variables",
-                        );
-                        return Err(Reported);
+                        return self.error(lhs[2].span, SyntaxError::RangeTooManyVars);
                     }
                     let expr = self.expr()?;
                     let mut it = names.into_iter();
@@ -248,21 +225,11 @@ impl<'a> Parser<'a> {
                     _ => None,
                 };
                 if ctx == Ctx::ForHeader && self.peek() == Tok::Range {
-                    let span = self.span();
-                    self.diags.error_help(
-                        span,
-                        "range with = is not supported",
-                        "declare the loop variables with :=",
-                    );
-                    return Err(Reported);
+                    return self.error(self.span(), SyntaxError::RangeAssign);
                 }
                 let rhs = self.expr_list()?;
                 if op.is_some() && (lhs.len() != 1 || rhs.len() != 1) {
-                    self.diags.error(
-                        start,
-                        "assignment operation requires single-valued expressions",
-                    );
-                    return Err(Reported);
+                    return self.error(start, SyntaxError::CompoundAssignMulti);
                 }
                 let span = start.to(rhs.last().map_or(start, |e| e.span));
                 Ok(self.mk(StmtKind::Assign { lhs, op, rhs }, span))
@@ -296,10 +263,7 @@ impl<'a> Parser<'a> {
 
     fn single(&mut self, mut list: Vec<Expr>) -> PResult<Expr> {
         if list.len() != 1 {
-            let span = list[1].span;
-            self.diags
-                .error(span, "syntax error: unexpected comma in expression list");
-            return Err(Reported);
+            return self.error(list[1].span, SyntaxError::UnexpectedComma);
         }
         Ok(list.remove(0))
     }
@@ -345,9 +309,7 @@ impl<'a> Parser<'a> {
     fn if_stmt(&mut self) -> PResult<Stmt> {
         let start = self.bump().span;
         if self.peek() == Tok::LBrace {
-            let span = self.span();
-            self.diags.error(span, "missing condition in if statement");
-            return Err(Reported);
+            return self.error(self.span(), SyntaxError::MissingIfCondition);
         }
         let first = self.header_stmt(Ctx::Plain)?;
         let (init, cond) = if self.eat(Tok::Semi) {
@@ -356,14 +318,12 @@ impl<'a> Parser<'a> {
             match first.kind {
                 StmtKind::Expr(e) => (None, e),
                 StmtKind::Assign { op: None, .. } => {
-                    let msg = format!("cannot use assignment {} as value", self.text(first.span));
-                    self.diags.error_help(first.span, msg, "did you mean == ?");
-                    return Err(Reported);
+                    let stmt = self.text(first.span).to_string();
+                    return self.error(first.span, SyntaxError::AssignAsValue { stmt });
                 }
                 _ => {
-                    let msg = format!("cannot use {} as value", self.text(first.span));
-                    self.diags.error(first.span, msg);
-                    return Err(Reported);
+                    let stmt = self.text(first.span).to_string();
+                    return self.error(first.span, SyntaxError::StmtAsValue { stmt });
                 }
             }
         };
@@ -417,8 +377,7 @@ impl<'a> Parser<'a> {
                     match first.kind {
                         StmtKind::Expr(e) => cond = Some(e),
                         _ => {
-                            self.diags.error(first.span, "expected for loop condition");
-                            return Err(Reported);
+                            return self.error(first.span, SyntaxError::ExpectedForCondition);
                         }
                     }
                 } else {
@@ -433,9 +392,7 @@ impl<'a> Parser<'a> {
                 if self.peek() != Tok::LBrace {
                     let p = self.header_stmt(Ctx::Plain)?;
                     if matches!(p.kind, StmtKind::Define { .. }) {
-                        self.diags
-                            .error(p.span, "cannot declare in post statement of for loop");
-                        return Err(Reported);
+                        return self.error(p.span, SyntaxError::DeclareInForPost);
                     }
                     post = Some(Box::new(p));
                 }
@@ -487,9 +444,7 @@ impl<'a> Parser<'a> {
                 match first.kind {
                     StmtKind::Expr(e) => tag = Some(e),
                     _ => {
-                        self.diags
-                            .error(first.span, "switch expression must be an expression");
-                        return Err(Reported);
+                        return self.error(first.span, SyntaxError::SwitchNotExpr);
                     }
                 }
             }
@@ -588,9 +543,7 @@ impl<'a> Parser<'a> {
                 let rhs = self.expr()?;
                 let chan = self.recv_operand(rhs)?;
                 if lhs.len() > 2 {
-                    self.diags
-                        .error(lhs[2].span, "a receive case takes at most two variables");
-                    return Err(Reported);
+                    return self.error(lhs[2].span, SyntaxError::RecvCaseTooManyVars);
                 }
                 if define {
                     let mut names = Vec::new();
@@ -602,8 +555,7 @@ impl<'a> Parser<'a> {
                                 span: e.span,
                             }),
                             _ => {
-                                self.diags.error(e.span, "non-name on left side of :=");
-                                return Err(Reported);
+                                return self.error(e.span, SyntaxError::DefineNonName);
                             }
                         }
                     }
@@ -637,14 +589,7 @@ impl<'a> Parser<'a> {
         }
         match e.kind {
             ExprKind::Unary(UnOp::Recv, ch) => Ok(*ch),
-            _ => {
-                self.diags.error_help(
-                    e.span,
-                    "select case must be a receive or a send",
-                    "write `case v := <-ch:` or `case ch <- v:`",
-                );
-                Err(Reported)
-            }
+            _ => self.error(e.span, SyntaxError::SelectCaseNotComm),
         }
     }
 }
