@@ -179,7 +179,7 @@ mod imp {
     }
 
     /// A condition variable over [`Mutex`].
-    #[derive(Debug)]
+    #[derive(Debug, Default)]
     pub struct Condvar(::loom::sync::Condvar);
 
     impl Condvar {

@@ -1,7 +1,9 @@
 //! The worker context installed in a thread-local while a worker runs, and
 //! the free functions a task calls on "the current runtime": `spawn`,
 //! `current_task`, `set_wait`/`clear_wait`, `yield_now`, `preempt_point`,
-//! `run_seed`, `trace_span`, `external_wait`.
+//! `run_seed`, `trace_span`, `external_wait`. Also the wake routing
+//! (`Schedule for Shared`), which needs the thread-local to find the LIFO
+//! slot.
 //!
 //! Invariants:
 //! - The context is installed by the worker loop and removed before the
@@ -20,11 +22,11 @@ use std::task::{Context, Poll};
 use crossbeam_deque::Worker;
 
 use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
-use super::shared::Shared;
-use super::sync::Ordering;
-use super::task::Task;
+use super::shared::{Shared, Task};
+use super::task::Schedule;
 use super::trace::{Event, Kind};
 use super::wait::{pack, SITE_LIMIT};
+use crate::loom::Ordering;
 
 /// Polls a task may run between preemption points before `preempt_point`
 /// yields (counted per poll).
@@ -92,6 +94,44 @@ impl Drop for InstallGuard {
     }
 }
 
+/// Wake routing: where a woken task goes. The current worker's LIFO slot
+/// when the waker runs inside a task on a worker of the same run; the back
+/// of that worker's queue when it runs there outside a task (timers, I/O);
+/// the injection queue from any other thread. Here rather than in
+/// `shared.rs` because it reads the worker thread-local (`task.rs` calls it
+/// statically: `S::schedule`).
+impl Schedule for Shared {
+    fn schedule(task: Arc<Task>) {
+        let mut task = Some(task);
+        with_ctx(|ctx| {
+            let Some(t) = task.as_ref() else { return };
+            if !std::ptr::eq(Arc::as_ptr(&ctx.shared), Weak::as_ptr(&t.scheduler)) {
+                return;
+            }
+            let t = task.take();
+            if ctx.shared.is_shutdown() {
+                return;
+            }
+            if let Some(t) = t {
+                ctx.trace_wake(t.id);
+                ctx.schedule_local(t);
+            }
+        });
+        let Some(task) = task else { return };
+        let Some(shared) = task.scheduler.upgrade() else {
+            return;
+        };
+        if shared.is_shutdown() {
+            return;
+        }
+        if let Some(tracer) = &shared.tracer {
+            tracer.outside(Event::wake(shared.driver.now(), task.id, 0, None));
+        }
+        shared.injector.push(task);
+        shared.notify_parked_remote();
+    }
+}
+
 impl Ctx {
     pub fn new(shared: Arc<Shared>, index: usize, local: Worker<Arc<Task>>) -> Ctx {
         let rng = fastrand::Rng::with_seed(
@@ -116,7 +156,7 @@ impl Ctx {
         }
     }
 
-    /// Queues a task woken on this worker (see `Shared::schedule_woken`).
+    /// Queues a task woken on this worker (see `Schedule for Shared`).
     pub fn schedule_local(&self, task: Arc<Task>) {
         if self.current.borrow().is_some() {
             // Inside a task: the woken task runs next on this worker.

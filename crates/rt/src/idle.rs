@@ -30,7 +30,7 @@
 //!     event or step P3), remove itself and count itself searching; else a
 //!     notifier already did the accounting. Only then fire timers.
 
-use super::sync::{fence, lock, AtomicUsize, Mutex, Ordering};
+use crate::loom::{fence, AtomicUsize, Mutex, Ordering};
 
 /// What `transition_to_parked` decided.
 #[derive(Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl Idle {
         if !self.should_notify() {
             return None;
         }
-        let mut s = lock(&self.sleepers);
+        let mut s = self.sleepers.lock();
         if !self.should_notify() || s.shutdown {
             return None;
         }
@@ -119,7 +119,7 @@ impl Idle {
         searching: bool,
         deadlocked: impl FnOnce() -> bool,
     ) -> ParkDecision {
-        let mut s = lock(&self.sleepers);
+        let mut s = self.sleepers.lock();
         if s.shutdown {
             return ParkDecision::Shutdown;
         }
@@ -136,7 +136,7 @@ impl Idle {
 
     /// Park step P5. The worker counts as searching afterwards.
     pub fn transition_from_parked(&self, worker: usize) {
-        let mut s = lock(&self.sleepers);
+        let mut s = self.sleepers.lock();
         if let Some(pos) = s.list.iter().position(|&w| w == worker) {
             s.list.swap_remove(pos);
             self.num_parked.fetch_sub(1, Ordering::SeqCst);
@@ -146,20 +146,10 @@ impl Idle {
 
     /// Marks the run as ending; returns the workers to unpark (all parked).
     pub fn shutdown(&self) -> Vec<usize> {
-        let mut s = lock(&self.sleepers);
+        let mut s = self.sleepers.lock();
         s.shutdown = true;
         let list = std::mem::take(&mut s.list);
         self.num_parked.fetch_sub(list.len(), Ordering::SeqCst);
         list
-    }
-
-    /// Parked workers right now (for tests and statistics).
-    pub fn num_parked(&self) -> usize {
-        self.num_parked.load(Ordering::SeqCst)
-    }
-
-    /// Searching workers right now.
-    pub fn num_searching(&self) -> usize {
-        self.num_searching.load(Ordering::SeqCst)
     }
 }

@@ -3,21 +3,55 @@
 //! parked heap object that holds no thread. Design and measurements:
 //! `docs/runtime.md`. Table of contents:
 //!
-//! | file          | concern |
-//! |---------------|---------|
-//! | `api.rs`      | public types: `Config`, `SrcLoc`, `WaitKind`, `TaskEnd`, `RunOutcome`, `SpawnError` |
-//! | `context.rs`  | the worker thread-local; `spawn`, `set_wait`, `yield_now`, `release_lifo`, `trace_span`, `set_task_name`, ... |
-//! | `time.rs`     | `sleep`, `after`, `now_ms`, `register_io` (through `netpoll`) |
-//! | `task.rs`     | a task: number, future, wait reason; `Arc<Task>` is its waker |
-//! | `state.rs`    | a task's scheduling state machine (one atomic byte) |
-//! | `wait.rs`     | a blocked task's wait reason as one word; sites and their locations |
-//! | `registry.rs` | tasks that blocked (deadlock report, final drop) |
-//! | `shared.rs`   | state shared by workers; spawn, wake routing, shutdown protocol, deadlock check |
-//! | `worker.rs`   | the worker loop: LIFO slot, local queue, injector, stealing |
-//! | `idle.rs`     | idle accounting; notify and park protocols |
-//! | `park.rs`     | parking a thread on a condvar or in the poller |
-//! | `sync.rs`     | atomics and locks (loom facade) |
-//! | `trace.rs`    | Chrome trace-event timeline |
+//! | file            | concern |
+//! |-----------------|---------|
+//! | `api.rs`        | public types: `Config`, `SrcLoc`, `WaitKind`, `TaskEnd`, `RunOutcome`, `SpawnError` |
+//! | `context.rs`    | the worker thread-local; `spawn`, `set_wait`, `yield_now`, `release_lifo`, `trace_span`, `set_task_name`, ...; wake routing (`Schedule for Shared`) |
+//! | `time.rs`       | `sleep`, `after`, `now_ms`, `register_io` (through `netpoll`) |
+//! | `task.rs`       | a task: number, future, wait reason; `Arc<Task<S>>` is its waker; the `Schedule` trait |
+//! | `state.rs`      | a task's scheduling state machine (one atomic byte) |
+//! | `wait.rs`       | a blocked task's wait reason as one word; sites and their locations |
+//! | `registry.rs`   | tasks that blocked (deadlock report, final drop) |
+//! | `shared.rs`     | state shared by workers; spawn, notify, shutdown protocol, deadlock check |
+//! | `worker.rs`     | the worker loop: LIFO slot, local queue, injector, stealing |
+//! | `idle.rs`       | idle accounting; notify and park protocols |
+//! | `park.rs`       | parking a thread on a condvar or in the poller |
+//! | `trace.rs`      | Chrome trace-event timeline |
+//! | `netpoll/`      | the poller: epoll, timers, I/O readiness |
+//! | `memlimit.rs`   | the memory ceiling (counting allocator) |
+//! | `loom_tests.rs` | loom model checks of the park, notify and wake protocols (`--cfg loom` only) |
+//!
+//! Layering: a module imports only from the modules on its line (and
+//! `crate::loom`, the loom facade, which every module with atomics, locks
+//! or an `UnsafeCell` uses), so no two modules import each other:
+//!
+//! | module | may import |
+//! |--------|------------|
+//! | `api`, `memlimit` | nothing of the crate |
+//! | `netpoll` | its own submodules |
+//! | `state`, `idle`, `trace` | nothing of the crate |
+//! | `wait` | `api` |
+//! | `park` | `netpoll` (the `ParkDriver` impl of the poller) |
+//! | `task` | `api`, `state` |
+//! | `registry` | `task` |
+//! | `shared` | `api`, `idle`, `park`, `registry`, `task`, `trace`, `wait`, `netpoll` |
+//! | `context` | `api`, `shared`, `task`, `trace`, `wait` |
+//! | `worker` | `api`, `context`, `idle`, `registry`, `shared`, `task` |
+//! | `time` | `context`, `shared`, `netpoll` |
+//! | `lib.rs` | everything |
+//!
+//! The lower modules (`state`, `wait`, `trace`, `idle`, `park`, `task`,
+//! `registry`, `netpoll`) know nothing of a run's shared state: the task is
+//! generic over its scheduler (`task::Schedule`, tokio's cut), `Shared`
+//! implements it in `context.rs` (wake routing needs the thread-local), and
+//! the loom tests implement it with a model scheduler.
+//!
+//! Atomics, locks, condition variables and the task body's `UnsafeCell`
+//! come from the loom facade `weft_chan::loom` (`crate::loom` here), so
+//! that `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked types. Two
+//! exceptions stay `std`: reference counts (`Arc`, `Weak`), which are not
+//! part of the protocols the loom tests check (and `Waker::from` needs
+//! `std`'s `Arc`), and `memlimit`'s `static` counters (see there).
 //!
 //! Invariants: every task future is dropped before `Runtime::run` returns
 //! and every worker thread is joined; a run ends at the first of main
@@ -26,18 +60,15 @@
 
 mod api;
 mod context;
-#[doc(hidden)]
-pub mod idle;
+mod idle;
+#[cfg(all(test, loom))]
+mod loom_tests;
 pub mod memlimit;
 mod netpoll;
-#[doc(hidden)]
-pub mod park;
+mod park;
 mod registry;
 mod shared;
-#[doc(hidden)]
-pub mod state;
-#[doc(hidden)]
-pub mod sync;
+mod state;
 mod task;
 mod time;
 mod trace;
@@ -59,15 +90,16 @@ pub use time::{after, now_ms, register_io, sleep};
 pub use wait::SiteResolver;
 
 use context::{install, Ctx};
-use shared::Shared;
-use sync::lock;
+use shared::{Shared, Task};
 use trace::Tracer;
+/// The loom facade shared by every Weft crate (see the module doc).
+use weft_chan::loom;
 
 /// A task runtime. Cheap to create: threads exist only while `run` runs.
 pub struct Runtime {
     cfg: Config,
     sites: Option<SiteResolver>,
-    trace_error: sync::Mutex<Option<String>>,
+    trace_error: loom::Mutex<Option<String>>,
 }
 
 impl Runtime {
@@ -75,7 +107,7 @@ impl Runtime {
         Runtime {
             cfg,
             sites: None,
-            trace_error: sync::Mutex::new(None),
+            trace_error: loom::Mutex::new(None),
         }
     }
 
@@ -96,8 +128,7 @@ impl Runtime {
             Ok(d) => d,
             Err(e) => return runtime_failure(format!("cannot create the poller: {e}")),
         };
-        let locals: Vec<Worker<Arc<task::Task>>> =
-            (0..workers).map(|_| Worker::new_fifo()).collect();
+        let locals: Vec<Worker<Arc<Task>>> = (0..workers).map(|_| Worker::new_fifo()).collect();
         let stealers = locals.iter().map(|w| w.stealer()).collect();
         let tracer = self.cfg.trace.clone().map(Tracer::new);
         let shared = Arc::new(Shared::new(
@@ -151,7 +182,7 @@ impl Runtime {
         }
         shared.driver.clear();
         if let Some(tracer) = &shared.tracer {
-            *lock(&self.trace_error) = tracer.write().err().map(|e| {
+            *self.trace_error.lock() = tracer.write().err().map(|e| {
                 let path = self
                     .cfg
                     .trace
@@ -166,7 +197,7 @@ impl Runtime {
 
     /// Why the last run's trace file could not be written, if it could not.
     pub fn trace_error(&self) -> Option<String> {
-        lock(&self.trace_error).clone()
+        self.trace_error.lock().clone()
     }
 }
 

@@ -9,6 +9,12 @@
 //! tests, so the check never fires there); a limit of 0 means none. The
 //! counters are relaxed atomics: the ceiling is a guard rail, checked at
 //! growth points, not an exact cap on every byte.
+//!
+//! The one module of the crate that names `std`'s atomics rather than the
+//! loom facade (`weft_chan::loom`): the counters are `static`s that the
+//! global allocator updates on every allocation of the process, loom's
+//! atomics are neither `const`-constructible nor usable outside a model,
+//! and the counters take part in no protocol that the loom tests check.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};

@@ -26,7 +26,7 @@
 //! was PARKED_DRIVER, wake the driver. A notification is never lost: it is
 //! either seen by step 1/2/3's CAS or delivered to a thread already blocked.
 
-use super::sync::{lock, wait, AtomicU8, Condvar, Mutex, Ordering};
+use crate::loom::{AtomicU8, Condvar, Mutex, Ordering};
 
 const EMPTY: u8 = 0;
 const PARKED_CONDVAR: u8 = 1;
@@ -105,7 +105,7 @@ impl Parker {
             return true;
         }
         // Step 3.
-        let mut g = lock(&self.mutex);
+        let mut g = self.mutex.lock();
         if self
             .state
             .compare_exchange(EMPTY, PARKED_CONDVAR, Ordering::SeqCst, Ordering::SeqCst)
@@ -115,7 +115,7 @@ impl Parker {
             return false;
         }
         loop {
-            g = wait(&self.condvar, g);
+            g = self.condvar.wait(g);
             if self.consume_notification() {
                 return false;
             }
@@ -126,7 +126,7 @@ impl Parker {
     pub fn unpark(&self, driver: &dyn ParkDriver) {
         match self.state.swap(NOTIFIED, Ordering::SeqCst) {
             PARKED_CONDVAR => {
-                drop(lock(&self.mutex));
+                drop(self.mutex.lock());
                 self.condvar.notify_one();
             }
             PARKED_DRIVER => driver.unpark(),

@@ -12,37 +12,43 @@
 
 use std::sync::Arc;
 
-use super::sync::{lock, Mutex, Ordering};
-use super::task::Task;
+use super::task::{Task, UNREGISTERED};
+use crate::loom::{Mutex, Ordering};
 
 const SHARDS: usize = 16;
 
-/// `Task::slot` of a task not (yet) in the registry.
-pub(crate) const UNREGISTERED: usize = usize::MAX;
-
-pub(crate) struct Registry {
-    shards: Vec<Mutex<Slab>>,
+/// The registry of a run whose tasks are scheduled by `S` (`task.rs`).
+pub(crate) struct Registry<S> {
+    shards: Vec<Mutex<Slab<S>>>,
 }
 
-#[derive(Default)]
-struct Slab {
-    slots: Vec<Option<Arc<Task>>>,
+struct Slab<S> {
+    slots: Vec<Option<Arc<Task<S>>>>,
     free: Vec<usize>,
 }
 
-impl Registry {
-    pub fn new() -> Registry {
+impl<S> Default for Slab<S> {
+    fn default() -> Self {
+        Slab {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<S> Registry<S> {
+    pub fn new() -> Registry<S> {
         Registry {
             shards: (0..SHARDS).map(|_| Mutex::new(Slab::default())).collect(),
         }
     }
 
-    fn shard(&self, id: u64) -> &Mutex<Slab> {
+    fn shard(&self, id: u64) -> &Mutex<Slab<S>> {
         &self.shards[(id as usize) % SHARDS]
     }
 
-    pub fn insert(&self, task: Arc<Task>) {
-        let mut s = lock(self.shard(task.id));
+    pub fn insert(&self, task: Arc<Task<S>>) {
+        let mut s = self.shard(task.id).lock();
         let slot = match s.free.pop() {
             Some(i) => i,
             None => {
@@ -54,17 +60,17 @@ impl Registry {
         s.slots[slot] = Some(task);
     }
 
-    pub fn is_registered(task: &Task) -> bool {
+    pub fn is_registered(task: &Task<S>) -> bool {
         task.slot.load(Ordering::Relaxed) != UNREGISTERED
     }
 
-    pub fn remove(&self, task: &Task) {
+    pub fn remove(&self, task: &Task<S>) {
         let slot = task.slot.load(Ordering::Relaxed);
         if slot == UNREGISTERED {
             return;
         }
         let removed = {
-            let mut s = lock(self.shard(task.id));
+            let mut s = self.shard(task.id).lock();
             let hit = s
                 .slots
                 .get(slot)
@@ -81,21 +87,21 @@ impl Registry {
     }
 
     /// Every live task, in task-number order.
-    pub fn snapshot(&self) -> Vec<Arc<Task>> {
-        let mut all: Vec<Arc<Task>> = self
+    pub fn snapshot(&self) -> Vec<Arc<Task<S>>> {
+        let mut all: Vec<Arc<Task<S>>> = self
             .shards
             .iter()
-            .flat_map(|s| lock(s).slots.iter().flatten().cloned().collect::<Vec<_>>())
+            .flat_map(|s| s.lock().slots.iter().flatten().cloned().collect::<Vec<_>>())
             .collect();
         all.sort_by_key(|t| t.id);
         all
     }
 
     /// Removes and returns every task.
-    pub fn drain(&self) -> Vec<Arc<Task>> {
+    pub fn drain(&self) -> Vec<Arc<Task<S>>> {
         let mut all = Vec::new();
         for s in &self.shards {
-            let slab = std::mem::take(&mut *lock(s));
+            let slab = std::mem::take(&mut *s.lock());
             all.extend(slab.slots.into_iter().flatten());
         }
         all.sort_by_key(|t| t.id);

@@ -1,7 +1,10 @@
 //! State shared by the workers of one run: the injection queue, the
 //! stealers of every local queue, idle accounting, parkers, the poller, the
 //! task registry and the outcome. Also the operations that touch several of
-//! these at once: spawning, waking, notifying, finishing, the deadlock check.
+//! these at once: spawning, notifying, finishing, the deadlock check. Waking
+//! (`Schedule for Shared`) reads the worker thread-local, so it lives in
+//! `context.rs`; stealing takes a worker's queue, so it lives in `worker.rs`.
+//! This module imports neither (see the layering in `lib.rs`).
 //!
 //! Shutdown protocol (`finish`):
 //! 1. Store the outcome if none is stored yet (the first end wins).
@@ -14,20 +17,24 @@
 //!    then drops the futures of every blocked task (registry drain), of the
 //!    tasks left in the injection queue, and every timer.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use crossbeam_deque::{Injector, Steal, Stealer};
+use crossbeam_deque::{Injector, Stealer};
 
 use super::api::{BlockedTask, RunOutcome, SpawnError};
-use super::context::{with_ctx, Ctx};
 use super::idle::Idle;
 use super::park::Parker;
 use super::registry::Registry;
-use super::sync::{lock, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
-use super::task::{BoxFuture, Task};
-use super::trace::{Event, Tracer};
+use super::task::{self, BoxFuture};
+use super::trace::Tracer;
 use super::wait::Sites;
+use crate::loom::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::netpoll::Driver;
+
+/// A task of a run, scheduled by the run's `Shared` (`task.rs`). The
+/// `Schedule` impl (wake routing) reads the worker thread-local, so it is in
+/// `context.rs`, which keeps this module below the context.
+pub(crate) type Task = task::Task<Shared>;
 
 pub(crate) struct Shared {
     pub workers: usize,
@@ -38,7 +45,7 @@ pub(crate) struct Shared {
     pub idle: Idle,
     pub parkers: Vec<Parker>,
     pub driver: Driver,
-    pub registry: Registry,
+    pub registry: Registry<Shared>,
     pub next_id: AtomicU64,
     pub live: AtomicUsize,
     /// Outside holds (`external_wait`): like pending timers for deadlock.
@@ -107,40 +114,6 @@ impl Shared {
         self.live.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// Where a woken task goes: the current worker's LIFO slot when the
-    /// waker runs inside a task on a worker of the same run; the back of that
-    /// worker's queue when it runs there outside a task (timers, I/O); the
-    /// injection queue from any other thread.
-    pub fn schedule_woken(task: Arc<Task>) {
-        let mut task = Some(task);
-        with_ctx(|ctx| {
-            let Some(t) = task.as_ref() else { return };
-            if !std::ptr::eq(Arc::as_ptr(&ctx.shared), Weak::as_ptr(&t.shared)) {
-                return;
-            }
-            let t = task.take();
-            if ctx.shared.is_shutdown() {
-                return;
-            }
-            if let Some(t) = t {
-                ctx.trace_wake(t.id);
-                ctx.schedule_local(t);
-            }
-        });
-        let Some(task) = task else { return };
-        let Some(shared) = task.shared.upgrade() else {
-            return;
-        };
-        if shared.is_shutdown() {
-            return;
-        }
-        if let Some(tracer) = &shared.tracer {
-            tracer.outside(Event::wake(shared.driver.now(), task.id, 0, None));
-        }
-        shared.injector.push(task);
-        shared.notify_parked_remote();
-    }
-
     /// Notify protocol (see `idle.rs`) after a worker pushed to its own
     /// queue: unpark one worker if nobody is looking for work.
     pub fn notify_parked_local(&self) {
@@ -194,7 +167,7 @@ impl Shared {
     /// Shutdown protocol steps 1-3.
     pub fn finish(&self, outcome: RunOutcome) {
         {
-            let mut o = lock(&self.outcome);
+            let mut o = self.outcome.lock();
             if o.is_none() {
                 *o = Some(outcome);
             }
@@ -206,42 +179,6 @@ impl Shared {
     }
 
     pub fn take_outcome(&self) -> Option<RunOutcome> {
-        lock(&self.outcome).take()
-    }
-
-    /// Takes one task from the injection queue, moving a batch into `ctx`'s
-    /// local queue.
-    pub fn steal_injector(&self, ctx: &Ctx) -> Option<Arc<Task>> {
-        loop {
-            match self.injector.steal_batch_and_pop(&ctx.local) {
-                Steal::Success(t) => return Some(t),
-                Steal::Empty => return None,
-                Steal::Retry => continue,
-            }
-        }
-    }
-
-    /// Steals half of another worker's queue, visiting victims from a
-    /// seeded random start.
-    pub fn steal_other(&self, ctx: &Ctx) -> Option<Arc<Task>> {
-        let n = self.stealers.len();
-        if n <= 1 {
-            return None;
-        }
-        let start = ctx.rng.borrow_mut().usize(..n);
-        for i in 0..n {
-            let victim = (start + i) % n;
-            if victim == ctx.index {
-                continue;
-            }
-            loop {
-                match self.stealers[victim].steal_batch_and_pop(&ctx.local) {
-                    Steal::Success(t) => return Some(t),
-                    Steal::Empty => break,
-                    Steal::Retry => continue,
-                }
-            }
-        }
-        None
+        self.outcome.lock().take()
     }
 }

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::sync::{lock, Mutex};
+use crate::loom::Mutex;
 
 /// What an event is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ impl Tracer {
 
     /// Adds a worker's buffer (when the worker stops).
     pub fn flush(&self, worker: usize, buf: Vec<Event>) {
-        let mut all = lock(&self.events);
+        let mut all = self.events.lock();
         if all.len() <= worker {
             all.resize_with(worker + 1, Vec::new);
         }
@@ -101,17 +101,17 @@ impl Tracer {
 
     /// Records an event from a thread that is not a worker.
     pub fn outside(&self, e: Event) {
-        lock(&self.outside).push(e);
+        self.outside.lock().push(e);
     }
 
     /// Records that task `id` exists (names its track).
     pub fn task_started(&self, id: u64) {
-        lock(&self.tasks).push(id);
+        self.tasks.lock().push(id);
     }
 
     /// Names task `id`'s track (`set_task_name`); the last name wins.
     pub fn name_task(&self, id: u64, name: Arc<str>) {
-        lock(&self.names).insert(id, name);
+        self.names.lock().insert(id, name);
     }
 
     fn track_name(names: &HashMap<u64, Arc<str>>, id: u64) -> String {
@@ -124,20 +124,20 @@ impl Tracer {
 
     /// Writes the JSON file.
     pub fn write(&self) -> std::io::Result<()> {
-        let names = lock(&self.names).clone();
+        let names = self.names.lock().clone();
         let mut out: Vec<Value> = vec![
             json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "weft tasks"}}),
             json!({"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "weft workers"}}),
         ];
-        let mut tasks = lock(&self.tasks).clone();
+        let mut tasks = self.tasks.lock().clone();
         tasks.sort_unstable();
         for &id in &tasks {
             let name = Self::track_name(&names, id);
             out.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": id, "args": {"name": name}}));
             out.push(json!({"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": id, "args": {"sort_index": id}}));
         }
-        let events = lock(&self.events);
-        let outside = lock(&self.outside);
+        let events = self.events.lock();
+        let outside = self.outside.lock();
         let all = || events.iter().flatten().chain(outside.iter());
         // Poll starts per task, sorted, to pair wakes with the poll they led to.
         let mut runs: HashMap<u64, Vec<(u64, usize)>> = HashMap::new();

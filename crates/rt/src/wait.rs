@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::api::{SrcLoc, WaitKind};
-use super::sync::{lock, Mutex};
+use crate::loom::Mutex;
 
 /// Turns a site number given to `set_wait_site` back into its location.
 pub type SiteResolver = Arc<dyn Fn(u64) -> SrcLoc + Send + Sync>;
@@ -67,7 +67,6 @@ pub(crate) fn kind_of(word: u64) -> Option<WaitKind> {
 
 /// The per-run table of sites: the embedder's resolver and the interned
 /// locations of `set_wait`.
-#[derive(Default)]
 pub(crate) struct Sites {
     resolver: Option<SiteResolver>,
     interned: Mutex<Interned>,
@@ -89,7 +88,7 @@ impl Sites {
 
     /// The word for a wait at a location given in full (interned).
     pub fn intern(&self, kind: WaitKind, loc: SrcLoc) -> u64 {
-        let mut t = lock(&self.interned);
+        let mut t = self.interned.lock();
         let next = t.locs.len() as u64;
         let i = match t.index.get(&loc) {
             Some(&i) => i,
@@ -108,7 +107,7 @@ impl Sites {
         let kind = kind_of(word)?;
         let site = word & (SITE_LIMIT - 1);
         let loc = if word & INTERNED != 0 {
-            lock(&self.interned).locs.get(site as usize).cloned()?
+            self.interned.lock().locs.get(site as usize).cloned()?
         } else {
             match &self.resolver {
                 Some(r) => r(site),

@@ -17,12 +17,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+use crossbeam_deque::Steal;
+
 use super::api::{RunOutcome, SrcLoc, TaskEnd};
 use super::context::{Ctx, PREEMPT_BUDGET};
 use super::idle::ParkDecision;
 use super::registry::Registry;
-use super::sync::{fence, Ordering};
-use super::task::{Body, Task};
+use super::shared::Task;
+use super::task::Body;
+use crate::loom::{fence, Ordering};
 
 /// Turns between maintenance steps (tokio uses 61 too: prime, so it does
 /// not beat with program loops).
@@ -49,17 +52,17 @@ pub(crate) fn run_worker(ctx: &Ctx) {
         if tick == 0 {
             shared.driver.fire_timers();
             shared.driver.poll_io_now();
-            task = shared.steal_injector(ctx);
+            task = steal_injector(ctx);
         }
         let task = task
             .or_else(|| next_local(ctx))
-            .or_else(|| shared.steal_injector(ctx))
+            .or_else(|| steal_injector(ctx))
             .or_else(|| {
                 if !searching {
                     searching = shared.idle.transition_to_searching();
                 }
                 if searching {
-                    shared.steal_other(ctx)
+                    steal_other(ctx)
                 } else {
                     None
                 }
@@ -105,6 +108,43 @@ fn next_local(ctx: &Ctx) -> Option<Arc<Task>> {
     }
     ctx.lifo_polls.set(0);
     ctx.local.pop()
+}
+
+/// Takes one task from the injection queue, moving a batch into `ctx`'s
+/// local queue.
+fn steal_injector(ctx: &Ctx) -> Option<Arc<Task>> {
+    loop {
+        match ctx.shared.injector.steal_batch_and_pop(&ctx.local) {
+            Steal::Success(t) => return Some(t),
+            Steal::Empty => return None,
+            Steal::Retry => continue,
+        }
+    }
+}
+
+/// Steals half of another worker's queue, visiting victims from a
+/// seeded random start.
+fn steal_other(ctx: &Ctx) -> Option<Arc<Task>> {
+    let stealers = &ctx.shared.stealers;
+    let n = stealers.len();
+    if n <= 1 {
+        return None;
+    }
+    let start = ctx.rng.borrow_mut().usize(..n);
+    for i in 0..n {
+        let victim = (start + i) % n;
+        if victim == ctx.index {
+            continue;
+        }
+        loop {
+            match stealers[victim].steal_batch_and_pop(&ctx.local) {
+                Steal::Success(t) => return Some(t),
+                Steal::Empty => break,
+                Steal::Retry => continue,
+            }
+        }
+    }
+    None
 }
 
 /// Park protocol steps P1-P5 of `idle.rs`.

@@ -20,7 +20,7 @@ use std::task::{Context, Poll, Waker};
 use mio::event::Source;
 use mio::{Events, Interest, Registry, Token};
 
-use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
+use crate::loom::{AtomicUsize, Mutex, Ordering};
 
 const READABLE: usize = 1;
 const WRITABLE: usize = 2;
@@ -76,7 +76,7 @@ impl IoRegistry {
             writers: Mutex::new(None),
         });
         let token = {
-            let mut s = lock(&self.sources);
+            let mut s = self.sources.lock();
             let t = s.next;
             s.next += 1;
             s.map.insert(t, sched.clone());
@@ -84,7 +84,7 @@ impl IoRegistry {
         };
         let interest = Interest::READABLE | Interest::WRITABLE;
         if let Err(e) = self.registry.register(&mut source, Token(token), interest) {
-            lock(&self.sources).map.remove(&token);
+            self.sources.lock().map.remove(&token);
             return Err(e);
         }
         self.registered.fetch_add(1, Ordering::SeqCst);
@@ -102,7 +102,7 @@ impl IoRegistry {
             if ev.token() == skip {
                 continue;
             }
-            let Some(sched) = lock(&self.sources).map.get(&ev.token().0).cloned() else {
+            let Some(sched) = self.sources.lock().map.get(&ev.token().0).cloned() else {
                 continue;
             };
             let mut bits = 0;
@@ -114,12 +114,12 @@ impl IoRegistry {
             }
             sched.readiness.fetch_or(bits, Ordering::SeqCst);
             if bits & READABLE != 0 {
-                if let Some(w) = lock(&sched.readers).take() {
+                if let Some(w) = sched.readers.lock().take() {
                     w.wake();
                 }
             }
             if bits & WRITABLE != 0 {
-                if let Some(w) = lock(&sched.writers).take() {
+                if let Some(w) = sched.writers.lock().take() {
                     w.wake();
                 }
             }
@@ -188,7 +188,7 @@ impl<S: Source> Drop for IoSource<S> {
         if let Some(mut s) = self.source.take() {
             let _ = self.registry.registry.deregister(&mut s);
         }
-        lock(&self.registry.sources).map.remove(&self.token);
+        self.registry.sources.lock().map.remove(&self.token);
         self.registry.registered.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -213,7 +213,7 @@ impl Future for Readiness<'_> {
         } else {
             &self.io.writers
         };
-        *lock(slot) = Some(cx.waker().clone());
+        *slot.lock() = Some(cx.waker().clone());
         if self.io.readiness.load(Ordering::SeqCst) & self.bit != 0 {
             self.uncount();
             return Poll::Ready(());

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll, Token, Waker};
 
-use crate::sync::{try_lock, AtomicU64, Mutex, Ordering};
+use crate::loom::{AtomicU64, Mutex, Ordering};
 pub use io::{IoRegistry, IoSource};
 pub use timer::{TimerAction, TimerHandle, Timers, NO_DEADLINE};
 
@@ -99,7 +99,7 @@ impl Driver {
         if self.io.registered() == 0 {
             return;
         }
-        if let Some(mut st) = try_lock(&self.poll) {
+        if let Some(mut st) = self.poll.try_lock() {
             let st = &mut *st;
             if st.poll.poll(&mut st.events, Some(Duration::ZERO)).is_ok() {
                 self.io.dispatch(&st.events, WAKER_TOKEN);
@@ -120,7 +120,7 @@ impl Driver {
     /// are not fired here (the caller fires them once it counts as running).
     /// Returns whether the poller was taken.
     pub fn try_park(&self, enter: &mut dyn FnMut() -> bool) -> bool {
-        let Some(mut st) = try_lock(&self.poll) else {
+        let Some(mut st) = self.poll.try_lock() else {
             return false;
         };
         if !enter() {
@@ -153,7 +153,7 @@ impl Driver {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering as O};
+    use crate::loom::{AtomicBool, Ordering as O};
     use std::sync::Arc;
 
     #[test]

@@ -17,7 +17,7 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 use std::task::Waker;
 
-use crate::sync::{lock, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::loom::{AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// No deadline: the value of `next_deadline` when the heap is empty.
 pub const NO_DEADLINE: u64 = u64::MAX;
@@ -103,7 +103,7 @@ impl Timers {
             action: Mutex::new(Some(action)),
         });
         self.pending.fetch_add(1, Ordering::SeqCst);
-        let mut heap = lock(&self.heap);
+        let mut heap = self.heap.lock();
         heap.seq += 1;
         let seq = heap.seq;
         heap.items.push(HeapItem {
@@ -136,10 +136,10 @@ impl Timers {
         }
         let mut due = Vec::new();
         {
-            let mut heap = lock(&self.heap);
+            let mut heap = self.heap.lock();
             while heap.items.peek().is_some_and(|top| top.deadline <= now) {
                 if let Some(item) = heap.items.pop() {
-                    if let Some(action) = lock(&item.entry.action).take() {
+                    if let Some(action) = item.entry.action.lock().take() {
                         due.push(action);
                     }
                 }
@@ -162,7 +162,7 @@ impl Timers {
 
     /// Cancels a timer that has not fired. Returns false if it already fired.
     pub fn cancel(&self, handle: &TimerHandle) -> bool {
-        let action = lock(&handle.entry.action).take();
+        let action = handle.entry.action.lock().take();
         let cancelled = action.is_some();
         drop(action);
         if cancelled {
@@ -173,9 +173,9 @@ impl Timers {
 
     /// Drops every timer without running it (end of a run).
     pub fn clear(&self) {
-        let items = std::mem::take(&mut lock(&self.heap).items);
+        let items = std::mem::take(&mut self.heap.lock().items);
         for item in items {
-            if lock(&item.entry.action).take().is_some() {
+            if item.entry.action.lock().take().is_some() {
                 self.pending.fetch_sub(1, Ordering::SeqCst);
             }
         }
@@ -186,12 +186,12 @@ impl Timers {
 impl TimerHandle {
     /// True once the timer fired (or was cancelled).
     pub fn is_done(&self) -> bool {
-        lock(&self.entry.action).is_none()
+        self.entry.action.lock().is_none()
     }
 
     /// Replaces the waker of a `Wake` timer that has not fired yet.
     pub fn set_waker(&self, waker: &Waker) {
-        if let Some(TimerAction::Wake(w)) = lock(&self.entry.action).as_mut() {
+        if let Some(TimerAction::Wake(w)) = self.entry.action.lock().as_mut() {
             if !w.will_wake(waker) {
                 *w = waker.clone();
             }
@@ -202,17 +202,16 @@ impl TimerHandle {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::sync::Mutex as StdMutex;
 
-    fn recorder(log: &Arc<StdMutex<Vec<u32>>>, v: u32) -> TimerAction {
+    fn recorder(log: &Arc<Mutex<Vec<u32>>>, v: u32) -> TimerAction {
         let log = log.clone();
-        TimerAction::Call(Box::new(move || log.lock().unwrap().push(v)))
+        TimerAction::Call(Box::new(move || log.lock().push(v)))
     }
 
     #[test]
     fn fires_in_deadline_then_insertion_order() {
         let t = Timers::new();
-        let log = Arc::new(StdMutex::new(Vec::new()));
+        let log = Arc::new(Mutex::new(Vec::new()));
         t.add(30, recorder(&log, 3));
         t.add(10, recorder(&log, 1));
         t.add(10, recorder(&log, 2));
@@ -221,7 +220,7 @@ mod tests {
         assert_eq!(t.next_deadline(), 10);
         assert_eq!(t.fire_expired(5), 0);
         assert_eq!(t.fire_expired(30), 3);
-        assert_eq!(*log.lock().unwrap(), vec![1, 2, 3]);
+        assert_eq!(*log.lock(), vec![1, 2, 3]);
         assert_eq!(t.next_deadline(), 50);
         assert_eq!(t.pending(), 1);
     }
@@ -229,25 +228,25 @@ mod tests {
     #[test]
     fn a_panicking_callback_is_contained() {
         let t = Timers::new();
-        let log = Arc::new(StdMutex::new(Vec::new()));
+        let log = Arc::new(Mutex::new(Vec::new()));
         t.add(1, TimerAction::Call(Box::new(|| panic!("callback bug"))));
         t.add(2, recorder(&log, 2));
         assert_eq!(t.fire_expired(10), 2);
-        assert_eq!(*log.lock().unwrap(), vec![2]);
+        assert_eq!(*log.lock(), vec![2]);
         assert_eq!(t.pending(), 0);
     }
 
     #[test]
     fn cancelled_timers_do_not_fire_and_are_not_pending() {
         let t = Timers::new();
-        let log = Arc::new(StdMutex::new(Vec::new()));
+        let log = Arc::new(Mutex::new(Vec::new()));
         let (h, earliest) = t.add(10, recorder(&log, 1));
         assert!(earliest);
         assert!(t.cancel(&h));
         assert!(!t.cancel(&h));
         assert_eq!(t.pending(), 0);
         assert_eq!(t.fire_expired(100), 0);
-        assert!(log.lock().unwrap().is_empty());
+        assert!(log.lock().is_empty());
         assert_eq!(t.next_deadline(), NO_DEADLINE);
     }
 }

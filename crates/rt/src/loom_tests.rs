@@ -1,21 +1,26 @@
 //! Loom model checks of the runtime's parking and wake protocols: a
 //! notification is never lost (a parked worker always wakes for new work),
-//! the deadlock check never fires while work is queued, and the task state
-//! machine queues a woken task exactly once; the same holds for a push to
-//! the pusher's own queue notified without the fence (spawn, yield, and the
-//! LIFO hand-off of `release_lifo`). Run with:
+//! the deadlock check never fires while work is queued, the task state
+//! machine queues a woken task exactly once, and a task's body (its
+//! `UnsafeCell`) is only touched by one worker at a time; the same holds
+//! for a push to the pusher's own queue notified without the fence (spawn,
+//! yield, and the LIFO hand-off of `release_lifo`). Unit tests, so that
+//! they reach the crate's private modules. Run with:
 //!
 //!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!         cargo test --release --test runtime_loom
-#![cfg(loom)]
+//!         cargo test -p weft-rt --lib loom_tests
 
-use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use loom::sync::{Arc, Condvar, Mutex};
-use loom::thread;
+use std::sync::Arc as StdArc;
+use std::task::{Context, Wake, Waker};
 
-use weft_rt::idle::{Idle, ParkDecision};
-use weft_rt::park::{ParkDriver, Parker};
-use weft_rt::state::TaskState;
+use ::loom::thread;
+
+use crate::api::TaskEnd;
+use crate::idle::{Idle, ParkDecision};
+use crate::loom::{fence, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::park::{ParkDriver, Parker};
+use crate::state::TaskState;
+use crate::task::{Schedule, Task};
 
 /// A stand-in for the poller: one thread at a time may block in it; a wake
 /// is remembered until the next block consumes it (like mio's eventfd).
@@ -47,9 +52,9 @@ impl ParkDriver for ModelDriver {
             return false;
         }
         if enter() {
-            let mut w = self.woken.lock().unwrap();
+            let mut w = self.woken.lock();
             while !*w {
-                w = self.cv.wait(w).unwrap();
+                w = self.cv.wait(w);
             }
             *w = false;
         }
@@ -58,14 +63,14 @@ impl ParkDriver for ModelDriver {
     }
 
     fn unpark(&self) {
-        *self.woken.lock().unwrap() = true;
+        *self.woken.lock() = true;
         self.cv.notify_one();
     }
 }
 
 #[test]
 fn unpark_is_never_lost() {
-    loom::model(|| {
+    ::loom::model(|| {
         let driver = Arc::new(ModelDriver::new());
         let parker = Arc::new(Parker::new());
         let (d, p) = (driver.clone(), parker.clone());
@@ -78,7 +83,7 @@ fn unpark_is_never_lost() {
 
 #[test]
 fn two_parkers_share_one_driver() {
-    loom::model(|| {
+    ::loom::model(|| {
         let driver = Arc::new(ModelDriver::new());
         let parkers = Arc::new([Parker::new(), Parker::new()]);
         let mut ts = Vec::new();
@@ -132,7 +137,7 @@ fn worker(
             }
             ParkDecision::Parked => {}
         }
-        loom::sync::atomic::fence(Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         if queue.load(Ordering::SeqCst) == 0 {
             parkers[i].park(driver);
         }
@@ -144,7 +149,7 @@ fn worker(
 /// Worker 1 parks (or not) while worker 0, running a task, queues one item
 /// and notifies (with or without the fence), then goes on as a worker.
 fn queued_work_model(with_fence: bool) {
-    let mut builder = loom::model::Builder::new();
+    let mut builder = ::loom::model::Builder::new();
     builder.preemption_bound = Some(3);
     builder.check(move || {
         let idle = Arc::new(Idle::new(2));
@@ -190,7 +195,7 @@ fn an_unfenced_local_hand_off_still_runs_and_is_never_a_deadlock() {
 
 #[test]
 fn a_woken_task_is_queued_exactly_once() {
-    loom::model(|| {
+    ::loom::model(|| {
         let state = Arc::new(TaskState::new_scheduled());
         assert!(state.start_running());
         let wakers: Vec<_> = (0..2)
@@ -207,5 +212,102 @@ fn a_woken_task_is_queued_exactly_once() {
             .filter(|&b| b)
             .count();
         assert_eq!(usize::from(requeued) + enqueued, 1);
+    });
+}
+
+/// A model scheduler for real `Task`s: one queue under a lock. It counts
+/// the pushes (by a waker through `Schedule`, or by a worker that saw a
+/// wake during its poll) and the polls. Tasks hold it through a
+/// `std::sync::Weak`, as they hold the run's `Shared`.
+struct ModelSched {
+    queue: Mutex<Vec<StdArc<Task<ModelSched>>>>,
+    pushed: AtomicUsize,
+    polls: AtomicUsize,
+}
+
+impl ModelSched {
+    fn push(&self, task: StdArc<Task<ModelSched>>) {
+        self.pushed.fetch_add(1, Ordering::SeqCst);
+        self.queue.lock().push(task);
+    }
+
+    /// Takes a queued task, if any, and polls it once.
+    fn run_queued(&self) {
+        let task = self.queue.lock().pop();
+        if let Some(task) = task {
+            self.poll_once(task);
+        }
+    }
+
+    /// One poll of a task taken from the queue, as `worker::run_task`
+    /// does it (see `polled`).
+    fn poll_once(&self, task: StdArc<Task<ModelSched>>) {
+        if task.state.start_running() {
+            self.polled(task);
+        }
+    }
+
+    /// The rest of a poll after `start_running` succeeded: touch the body
+    /// (loom checks that no other thread does meanwhile), give it back
+    /// with `stop_running`, and requeue the task if it was woken during
+    /// the poll.
+    fn polled(&self, task: StdArc<Task<ModelSched>>) {
+        self.polls.fetch_add(1, Ordering::SeqCst);
+        let mut cx = Context::from_waker(Waker::noop());
+        // SAFETY: the caller's `start_running` moved the state to RUNNING,
+        // so this thread owns the body until `stop_running` below
+        // (`task.rs`).
+        let pending = unsafe {
+            task.with_body(|b| {
+                b.future
+                    .as_mut()
+                    .is_some_and(|f| f.as_mut().poll(&mut cx).is_pending())
+            })
+        };
+        assert!(pending);
+        if task.state.stop_running() {
+            self.push(task);
+        }
+    }
+}
+
+impl Schedule for ModelSched {
+    fn schedule(task: StdArc<Task<Self>>) {
+        if let Some(sched) = task.scheduler.upgrade() {
+            sched.push(task);
+        }
+    }
+}
+
+/// A wake races the task's first poll; both threads then act as workers.
+/// The task is queued exactly once, polled exactly twice, and never by two
+/// threads at once (a concurrent `with_body` is a loom error).
+#[test]
+fn a_task_body_is_polled_by_one_worker_at_a_time() {
+    ::loom::model(|| {
+        let sched = StdArc::new(ModelSched {
+            queue: Mutex::new(Vec::new()),
+            pushed: AtomicUsize::new(0),
+            polls: AtomicUsize::new(0),
+        });
+        let future = Box::pin(std::future::pending::<TaskEnd>());
+        let task = Task::new(1, future, StdArc::downgrade(&sched));
+        // The task starts SCHEDULED: its creator's worker takes it, so the
+        // wake below finds it RUNNING or IDLE and is never absorbed.
+        assert!(task.state.start_running());
+        let waker = {
+            let (task, sched) = (task.clone(), sched.clone());
+            thread::spawn(move || {
+                task.wake_by_ref();
+                drop(task);
+                sched.run_queued();
+            })
+        };
+        sched.polled(task);
+        sched.run_queued();
+        waker.join().unwrap();
+        sched.run_queued();
+        assert_eq!(sched.pushed.load(Ordering::SeqCst), 1);
+        assert_eq!(sched.polls.load(Ordering::SeqCst), 2);
     });
 }
