@@ -1,7 +1,7 @@
 //! The runtime's public value types: configuration, source locations, wait
-//! reasons, how a task ended and how a run ended. These are the shared
-//! interface of COMMON.md ("Runtime"); the interpreter builds them and the CLI
-//! renders them.
+//! reasons, how a task ended and how a run ended: the interface between the
+//! runtime and the interpreter (docs/architecture.md). The interpreter
+//! builds them and the CLI renders them.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -125,7 +125,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn displays_match_the_spec() {
+    fn displays_match_docs_language() {
         assert_eq!(SrcLoc::new("a.weft", 3, 7).to_string(), "a.weft:3:7");
         let kinds = [
             (WaitKind::ChanSend, "chan send"),
