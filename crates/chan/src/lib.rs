@@ -17,6 +17,7 @@
 //! | `waiter.rs`  | a blocked party (`Context`), its CAS, waking, `block_on`    |
 //! | `error.rs`   | error values                                                |
 //! | `loom.rs`    | the loom facade of every Weft crate: std/parking_lot, or loom's types under `--cfg loom` |
+//! | `loom_tests.rs` | loom model checks of the blocking protocols (`cfg(all(test, loom))`) |
 //!
 //! Rules kept (Go's, docs/language.md, "Channels"): FIFO values and FIFO blocked senders
 //! and receivers; send hands off to a waiting receiver before buffering;

@@ -10,13 +10,19 @@
 //! - a `go` block is its own `Func` that shares the frame layout (and the
 //!   template) of the function it appears in;
 //! - the last template slot is the junk slot (see `lower.rs`).
+//!
+//! The instruction set imports nothing from the executor or the lowering:
+//! only values (`value.rs`).
 
 use std::sync::Arc;
 
 use weft_rt::SrcLoc;
 
-use super::tensor_ops::TensorOp;
 use super::value::{StructInfo, Ty, Value};
+
+/// A tensor operation (builtin or operator on tensors): the tensor
+/// crate's builtin table, run by `tensor_ops`.
+pub use weft_tensor::builtins::Builtin as TensorOp;
 
 /// A variable: an index into the current frame.
 pub type Slot = u32;

@@ -1,37 +1,42 @@
-//! The executor's dispatch loop, `step`, and the state it runs on; the
-//! async half that awaits between steps is `task.rs`.
+//! The executor's dispatch loop, `step`: runs a task's instructions until
+//! the task ends, fails or must wait, and says what for (`Wait`); the async
+//! half that awaits between steps is `task.rs`, the state both run on
+//! `state.rs`.
 //!
-//! A task is `task::run_task`'s future. It owns a value stack (all frames of the
-//! task, each a window `stack[base..base + template.len()]`) and a list of
-//! saved caller frames; calls push, returns pop, so recursion never recurses
-//! in Rust. A blocking op `.await`s the channel's future, so a blocked task is
-//! a parked future that keeps its frames and resumes at the op that blocked.
+//! A task owns a value stack (all frames of the task, each a window
+//! `stack[base..base + template.len()]`) and a list of saved caller
+//! frames; calls push, returns pop, so recursion never recurses in Rust.
 //!
 //! Blocking protocol (per op): try the non-blocking form first; only if it
-//! would block, record the wait (`runtime::set_wait`) for deadlock reports,
-//! await, then `runtime::clear_wait`. Preemption: a budget counted down at
-//! backward jumps (loop back edges) and calls; at zero the task yields to the
-//! back of the run queue. Every failure is a `TaskEnd::Panic` with the
-//! failing op's location; nothing here panics on a program's behalf.
+//! would block, stop with a `Wait` for `run_task` to park on. A receive or
+//! select that completes here goes through `complete.rs`, as one completed
+//! after parking does. Preemption: a budget counted down at backward jumps
+//! (loop back edges) and calls; at zero the task yields to the back of the
+//! run queue. Every failure is a `Wait::Fail` with the failing op's
+//! location; nothing here panics on a program's behalf.
+//!
+//! `step` keeps the frequent arms inline (moves, arithmetic, compares,
+//! jumps, calls and returns, list and struct ops, plain send and receive)
+//! and calls out-of-line helpers for the rare ones (select with `default`,
+//! `go`, tensor ops, `print`, timers, channel creation and closing,
+//! `rand`/`perm`) and for every failure, so the hot loop stays small.
 
+use std::ops::ControlFlow::{self, Break, Continue};
 use std::sync::Arc;
 use std::time::Duration;
 
-use weft_chan::{try_select_on, Cases, Chan, Outcome, TryRecvError, TrySendError};
+use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
 use weft_rt::{self as runtime, TaskEnd};
-use weft_tensor::Tensor;
 
-use super::code::Program;
-use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot};
+use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot, TensorOp};
+use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
+use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
-use super::ops::{self, kind_error, Fail};
+use super::ops::{self, kind_error};
 use super::output::Output;
-use super::task::task;
-use super::tensor_ops;
+use super::state::{Failure, Frame, Shared, TaskState, Wait, BUDGET};
 use super::value::{ChanVal, Ty, Value};
 
-/// Backward jumps and calls a task runs before it yields.
-pub(super) const BUDGET: u32 = 2000;
 /// Every this many budget steps a busy task lets the runtime hand a task
 /// kept waiting in this worker's LIFO slot to an idle worker
 /// (`runtime::release_lifo`, a no-op when the slot is empty or fresh).
@@ -44,174 +49,6 @@ const MAX_PERM: i64 = 1 << 28;
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
 const MAX_SLEEP_S: f64 = 3.0e9;
-
-/// What every task of a run shares.
-pub(super) struct Shared {
-    pub prog: Program,
-    pub out: Output,
-    /// `args()`: the program's arguments as a `[]string` value.
-    pub args: Value,
-    pub seed: u64,
-    /// The element type of `after`'s channels.
-    pub int_ty: Arc<Ty>,
-}
-
-/// A caller's saved state.
-pub(super) struct Frame {
-    func: FuncId,
-    pc: Pc,
-    base: usize,
-    /// The caller's slot that receives the result.
-    ret: Option<Slot>,
-}
-
-/// splitmix64, to derive per-task seeds from the run seed and the task id.
-pub(super) fn mix(seed: u64, task: u64) -> u64 {
-    let mut z = seed ^ task.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-fn chan_ref(v: &Value) -> Result<Option<&Chan<Value>>, Fail> {
-    match v {
-        Value::Chan(c) => Ok(c.ch.as_ref()),
-        other => Err(kind_error("channel", other)),
-    }
-}
-
-/// A `select` instruction's cases over the frame `fs`: the select reads
-/// the channels and send values where they are (no case list is built).
-pub(super) struct FrameCases<'s> {
-    cases: &'s [SelCase],
-    fs: &'s [Value],
-}
-
-impl<'s> FrameCases<'s> {
-    /// Checks that every case names a channel (or nil).
-    pub(super) fn new(cases: &'s [SelCase], fs: &'s [Value]) -> Result<Self, Fail> {
-        for c in cases {
-            if let Some(v) = fs.get(c.chan as usize) {
-                chan_ref(v)?;
-            }
-        }
-        Ok(FrameCases { cases, fs })
-    }
-}
-
-impl Cases<Value> for FrameCases<'_> {
-    #[inline]
-    fn count(&self) -> usize {
-        self.cases.len()
-    }
-    #[inline]
-    fn chan(&self, i: usize) -> Option<&Chan<Value>> {
-        match self.fs.get(self.cases.get(i)?.chan as usize)? {
-            Value::Chan(c) => c.ch.as_ref(),
-            _ => None,
-        }
-    }
-    #[inline]
-    fn is_send(&self, i: usize) -> bool {
-        self.cases
-            .get(i)
-            .is_some_and(|c| c.send && c.value.is_some())
-    }
-    #[inline]
-    fn take_value(&self, i: usize) -> Option<Value> {
-        let c = self.cases.get(i)?;
-        if !c.send {
-            return None;
-        }
-        self.fs.get(c.value? as usize).map(dup)
-    }
-    #[inline]
-    fn put_back(&self, _: usize, _: Value) {
-        // The frame still holds the value: the taken copy is dropped.
-    }
-}
-
-/// A task's interpreter state: everything `step` needs between awaits.
-pub(super) struct TaskState {
-    pub stack: Vec<Value>,
-    pub frames: Vec<Frame>,
-    pub cur: FuncId,
-    pub pc: usize,
-    pub base: usize,
-    pub budget: u32,
-    pub rng: fastrand::Rng,
-}
-
-/// Why `step` stopped: the task ended, or it must await something. The
-/// instruction index `at` names the op that waits (its location is the wait's
-/// location, and it says where results go).
-pub(super) enum Wait {
-    End(TaskEnd),
-    Yield,
-    Nil {
-        at: usize,
-    },
-    /// A send that must park; `ch` is the slot of the (non-nil) channel,
-    /// borrowed from the frame while waiting rather than cloned.
-    Send {
-        ch: Slot,
-        val: Value,
-        at: usize,
-    },
-    /// A receive that must park; `ch` as for `Send`.
-    Recv {
-        ch: Slot,
-        at: usize,
-    },
-    /// A select without `default`: `run_task` builds it from the frame
-    /// (borrowing the channels) and awaits it.
-    Select {
-        at: usize,
-    },
-    Sleep {
-        dur: Duration,
-        at: usize,
-    },
-    Tensor {
-        op: tensor_ops::TensorOp,
-        args: Vec<Value>,
-        at: usize,
-    },
-    /// A tensor just received from a channel, still in flight to its
-    /// device: the receiver waits for it (issue 7).
-    Ready {
-        t: Box<Tensor>,
-        at: usize,
-    },
-}
-
-/// The tensor to wait for after receiving `v`, if it is one whose values
-/// may not be there yet (on a device).
-pub(super) fn in_flight(v: &Value) -> Option<Box<Tensor>> {
-    match v {
-        Value::Tensor(t) if t.host_values().is_none() => Some(t.clone()),
-        _ => None,
-    }
-}
-
-/// A panic in the chosen case of the `select` at `at`: located at the case
-/// when the IR gave its location (docs/language.md, "Details"), else at the `select`.
-pub(super) fn case_end(f: Option<&Func>, at: usize, case: &SelCase, msg: &str) -> TaskEnd {
-    TaskEnd::Panic {
-        msg: msg.into(),
-        loc: case.loc.clone().unwrap_or_else(|| loc_of(f, at)),
-    }
-}
-
-pub(super) fn loc_of(f: Option<&Func>, at: usize) -> runtime::SrcLoc {
-    f.and_then(|f| f.locs.get(at).or(f.locs.last()))
-        .cloned()
-        .unwrap_or_else(|| runtime::SrcLoc {
-            file: Arc::from("?"),
-            line: 0,
-            col: 0,
-        })
-}
 
 /// Runs instructions until the task ends or must await something. A plain
 /// function, so the hot loop's state lives in registers, not in the task's
@@ -228,7 +65,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
         rng,
     } = st;
     let Some(mut f) = prog.funcs.get(*cur as usize) else {
-        return Wait::End(TaskEnd::Returned);
+        return no_function(*cur);
     };
     let mut pc = *pc_out;
     let mut base = *base_out;
@@ -238,16 +75,10 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
     // returns, the only places that change frame.
     let mut fs: &mut [Value] = stack.get_mut(base..).unwrap_or_default();
     let mut code: &[Instr] = &f.code;
-    let fail = |f: &Func, at: usize, msg: Fail| {
-        Wait::End(TaskEnd::Panic {
-            msg,
-            loc: loc_of(Some(f), at),
-        })
-    };
     let wait: Wait = 'run: loop {
         let at = pc;
         let Some(instr) = code.get(at) else {
-            break 'run fail(f, at, "program counter out of range".into());
+            break 'run bug(f, at, InternalError::PcOutOfRange);
         };
         pc += 1;
         macro_rules! s {
@@ -259,7 +90,15 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             ($e:expr) => {
                 match $e {
                     Ok(v) => v,
-                    Err(m) => break 'run fail(f, at, m),
+                    Err(e) => break 'run fail(f, at, e),
+                }
+            };
+        }
+        // A rare arm's out-of-line helper: it goes on, or stops the run.
+        macro_rules! rare {
+            ($e:expr) => {
+                if let Break(w) = $e {
+                    break 'run w;
                 }
             };
         }
@@ -339,7 +178,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             }
             Instr::ListNew { elems, out } => {
                 if let Some(msg) = weft_rt::memlimit::exceeded() {
-                    break 'run fail(f, at, msg);
+                    break 'run out_of_memory(f, at, msg);
                 }
                 let l: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
                 s!(*out) = Value::list(l);
@@ -367,7 +206,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             }
             Instr::Append { x, elems, out } => {
                 if let Some(msg) = weft_rt::memlimit::exceeded() {
-                    break 'run fail(f, at, msg);
+                    break 'run out_of_memory(f, at, msg);
                 }
                 let vals: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
                 let mut l = take_or_clone(fs, *x, *out);
@@ -388,20 +227,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 s!(*out) = sv;
             }
             Instr::MakeChan { cap, elem, out } => {
-                if let Some(msg) = weft_rt::memlimit::exceeded() {
-                    break 'run fail(f, at, msg);
-                }
-                let n = match cap {
-                    Some(c) => tri!(ops::as_int(&s!(*c))),
-                    None => 0,
-                };
-                if !(0..=MAX_CAP).contains(&n) {
-                    break 'run fail(f, at, "makechan: size out of range".into());
-                }
-                s!(*out) = Value::Chan(Box::new(ChanVal {
-                    ch: Some(Chan::new(n as usize)),
-                    elem: elem.clone(),
-                }));
+                rare!(make_chan(fs, f, at, *cap, elem, *out))
             }
             Instr::Send { ch, v } => {
                 let val = dup(&s!(*v));
@@ -410,7 +236,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     Some(c) => match c.try_send(val) {
                         Ok(()) => {}
                         Err(TrySendError::Closed(_)) => {
-                            break 'run fail(f, at, "send on closed channel".into())
+                            break 'run fail(f, at, RuntimeError::SendOnClosed)
                         }
                         Err(TrySendError::Full(val)) => break 'run Wait::Send { ch: *ch, val, at },
                     },
@@ -425,26 +251,11 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                         Err(TryRecvError::Empty) => break 'run Wait::Recv { ch: *ch, at },
                     },
                 };
-                let okv = got.is_some();
-                let pending = got.as_ref().and_then(in_flight);
-                if let Some(o) = out {
-                    s!(*o) = got.unwrap_or_else(|| zero.clone());
-                }
-                if let Some(k) = ok {
-                    s!(*k) = Value::Bool(okv);
-                }
-                if let Some(t) = pending {
+                if let Some(t) = complete_recv(fs, *out, *ok, zero, got) {
                     break 'run Wait::Ready { t, at };
                 }
             }
-            Instr::Close { ch } => match tri!(chan_ref(&s!(*ch))) {
-                None => break 'run fail(f, at, "close of nil channel".into()),
-                Some(c) => {
-                    if c.close().is_err() {
-                        break 'run fail(f, at, "close of closed channel".into());
-                    }
-                }
-            },
+            Instr::Close { ch } => rare!(close(fs, f, at, *ch)),
             Instr::Select { default: None, .. } => {
                 // Built, run and (if it must) parked by `run_task`, which
                 // borrows the channels from the frame.
@@ -453,57 +264,8 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Select {
                 cases,
                 default: Some(d),
-            } => {
-                // The attempt borrows the channels from the frame (no
-                // reference counts).
-                let src = tri!(FrameCases::new(cases, fs));
-                let first = try_select_on(&src, rng);
-                let mut pending = None;
-                match first {
-                    Some(chosen) => {
-                        let Some(case) = cases.get(chosen.index) else {
-                            break 'run fail(f, at, "select: bad case index".into());
-                        };
-                        match chosen.outcome {
-                            Outcome::Received(got) => {
-                                let okv = got.is_some();
-                                if let Some(t) = got.as_ref().and_then(in_flight) {
-                                    pending = Some(t);
-                                }
-                                if let Some(o) = case.recv {
-                                    s!(o) = got.unwrap_or_else(|| case.zero.clone());
-                                }
-                                if let Some(k) = case.ok {
-                                    s!(k) = Value::Bool(okv);
-                                }
-                            }
-                            Outcome::Sent => {}
-                            Outcome::SendClosed(_) => {
-                                let msg = "send on closed channel";
-                                break 'run Wait::End(case_end(Some(f), at, case, msg));
-                            }
-                        }
-                        pc = case.target as usize;
-                        if let Some(t) = pending {
-                            break 'run Wait::Ready { t, at };
-                        }
-                    }
-                    None => pc = *d as usize,
-                }
-            }
-            Instr::After { ms, out } => {
-                let ms = tri!(ops::millis(&s!(*ms)));
-                let c: Chan<Value> = Chan::new(1);
-                let c2 = c.clone();
-                let delivered = ms as i64;
-                runtime::after(duration(ms), move || {
-                    let _ = c2.try_send(Value::Int(delivered));
-                });
-                s!(*out) = Value::Chan(Box::new(ChanVal {
-                    ch: Some(c),
-                    elem: sh.int_ty.clone(),
-                }));
-            }
+            } => rare!(select_now(fs, rng, f, at, cases, *d, &mut pc)),
+            Instr::After { ms, out } => rare!(after(sh, fs, f, at, *ms, *out)),
             Instr::Sleep { ms } => {
                 let ms = tri!(ops::millis(&s!(*ms)));
                 if ms == 0.0 {
@@ -514,35 +276,11 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     at,
                 };
             }
-            Instr::Go { func, captures } => {
-                if let Some(msg) = weft_rt::memlimit::exceeded() {
-                    break 'run fail(f, at, msg);
-                }
-                let init = captures.iter().map(|c| (*c, s!(*c).clone())).collect();
-                if let Err(e) = runtime::spawn(task(sh.clone(), *func, init)) {
-                    break 'run fail(f, at, e.to_string());
-                }
-            }
-            Instr::GoCall { func, args } => {
-                if let Some(msg) = weft_rt::memlimit::exceeded() {
-                    break 'run fail(f, at, msg);
-                }
-                let Some(g) = prog.funcs.get(*func as usize) else {
-                    break 'run fail(f, at, "unknown function".into());
-                };
-                let init = g
-                    .params
-                    .iter()
-                    .zip(args.iter())
-                    .map(|(p, a)| (*p, s!(*a).clone()))
-                    .collect();
-                if let Err(e) = runtime::spawn(task(sh.clone(), *func, init)) {
-                    break 'run fail(f, at, e.to_string());
-                }
-            }
+            Instr::Go { func, captures } => rare!(go_block(sh, fs, f, at, *func, captures)),
+            Instr::GoCall { func, args } => rare!(go_call(sh, fs, f, at, *func, args)),
             Instr::Call { func, args, out } => {
                 let Some(g) = prog.funcs.get(*func as usize) else {
-                    break 'run fail(f, at, "unknown function".into());
+                    break 'run bug(f, at, InternalError::NoFunction(*func));
                 };
                 // The callee's frame starts where the caller's ends. Slots
                 // above the top are kept between calls (scalars only, see
@@ -550,7 +288,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 let nb = base + f.template.len();
                 let top = nb + g.template.len();
                 if top > MAX_STACK {
-                    break 'run fail(f, at, "stack overflow".into());
+                    break 'run fail(f, at, RuntimeError::StackOverflow);
                 }
                 if stack.len() < top {
                     stack.resize(top, Value::Int(0));
@@ -602,7 +340,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 };
                 *cur = fr.func;
                 let Some(g) = prog.funcs.get(*cur as usize) else {
-                    break 'run Wait::End(TaskEnd::Returned);
+                    break 'run no_function(*cur);
                 };
                 f = g;
                 code = &f.code;
@@ -725,22 +463,11 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     pc = *to as usize;
                 }
             }
-            Instr::Print { args } => {
-                let mut line = String::new();
-                for (k, a) in args.iter().enumerate() {
-                    if k > 0 {
-                        line.push(' ');
-                    }
-                    s!(*a).write_to(&mut line);
-                }
-                line.push('\n');
-                sh.out.write_line(&line);
-            }
-            Instr::Panic { msg } => break 'run fail(f, at, s!(*msg).to_display()),
+            Instr::Print { args } => print(&sh.out, fs, args),
+            Instr::Panic { msg } => break 'run panic(f, at, &s!(*msg)),
             Instr::Assert { cond, msg } => {
                 if !s!(*cond).truthy() {
-                    let m = format!("assertion failed: {}", s!(*msg).to_display());
-                    break 'run fail(f, at, m);
+                    break 'run assert_failed(f, at, &s!(*msg));
                 }
             }
             Instr::Exit { code } => {
@@ -748,26 +475,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             }
             Instr::Now { out } => s!(*out) = Value::Float(runtime::now_ms()),
             Instr::Args { out } => s!(*out) = sh.args.clone(),
-            Instr::Rand { n, out } => {
-                let n = tri!(ops::as_int(&s!(*n)));
-                if n <= 0 {
-                    break 'run fail(f, at, "rand: n must be positive".into());
-                }
-                s!(*out) = Value::Int(rng.i64(0..n));
-            }
-            Instr::Perm { n, out } => {
-                let n = tri!(ops::as_int(&s!(*n)));
-                if !(0..=MAX_PERM).contains(&n) {
-                    break 'run fail(f, at, "perm: n out of range".into());
-                }
-                let mut p: Vec<Value> = (0..n).map(Value::Int).collect();
-                rng.shuffle(&mut p);
-                s!(*out) = Value::list(p);
-            }
-            Instr::Tensor { op, ins, .. } => {
-                let args: Vec<Value> = ins.iter().map(|a| s!(*a).clone()).collect();
-                break 'run Wait::Tensor { op: *op, args, at };
-            }
+            Instr::Rand { n, out } => rare!(rand(fs, rng, f, at, *n, *out)),
+            Instr::Perm { n, out } => rare!(perm(fs, rng, f, at, *n, *out)),
+            Instr::Tensor { op, ins, .. } => break 'run tensor(fs, *op, ins, at),
         }
     };
     *pc_out = pc;
@@ -775,7 +485,6 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
     wait
 }
 
-/// A timer duration from milliseconds (clamped, never overflowing).
 /// Spends one unit of the preemption budget at a call or a loop back edge.
 /// Every `LIFO_CHECK` units it lets the runtime hand a task kept waiting in
 /// this worker's LIFO slot to an idle worker; when the budget runs out it
@@ -793,6 +502,293 @@ fn spend(budget: &mut u32) -> bool {
     false
 }
 
+/// A timer duration from milliseconds (clamped, never overflowing).
 fn duration(ms: f64) -> Duration {
     Duration::from_secs_f64((ms / 1000.0).clamp(0.0, MAX_SLEEP_S))
+}
+
+// ---- failures (out of line: every arm has a failure branch) ----
+
+/// The task fails at instruction `at` of `f`.
+#[cold]
+#[inline(never)]
+fn fail(f: &Func, at: usize, err: RuntimeError) -> Wait {
+    Wait::Fail(Failure::at(Some(f), at, err))
+}
+
+/// The engine failed at instruction `at` of `f` (a bug in Weft).
+#[cold]
+#[inline(never)]
+fn bug(f: &Func, at: usize, err: InternalError) -> Wait {
+    fail(f, at, err.into())
+}
+
+/// The task's current function is not in the program (a bug in Weft).
+#[cold]
+#[inline(never)]
+fn no_function(func: FuncId) -> Wait {
+    Wait::Fail(Failure::at(None, 0, InternalError::NoFunction(func).into()))
+}
+
+/// The memory ceiling was passed (`msg` names it).
+#[cold]
+#[inline(never)]
+fn out_of_memory(f: &Func, at: usize, msg: String) -> Wait {
+    fail(f, at, RuntimeError::OutOfMemory(msg.into()))
+}
+
+/// `panic(msg)`.
+#[cold]
+#[inline(never)]
+fn panic(f: &Func, at: usize, msg: &Value) -> Wait {
+    fail(f, at, RuntimeError::Panic(msg.to_display().into()))
+}
+
+/// `assert(cond, msg)` with a false condition.
+#[cold]
+#[inline(never)]
+fn assert_failed(f: &Func, at: usize, msg: &Value) -> Wait {
+    fail(
+        f,
+        at,
+        RuntimeError::AssertionFailed(msg.to_display().into()),
+    )
+}
+
+// ---- the rare arms of `step`, out of line ----
+//
+// Each takes the current frame `fs` and the instruction's operands, and
+// goes on (`Continue`) or stops the run of `step` with a `Wait`.
+
+/// `make(chan T, cap)`.
+#[inline(never)]
+fn make_chan(
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    cap: Option<Slot>,
+    elem: &Arc<Ty>,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    if let Some(msg) = weft_rt::memlimit::exceeded() {
+        return Break(out_of_memory(f, at, msg));
+    }
+    let n = match cap {
+        Some(c) => match ops::as_int(&fs[c as usize]) {
+            Ok(n) => n,
+            Err(e) => return Break(fail(f, at, e)),
+        },
+        None => 0,
+    };
+    if !(0..=MAX_CAP).contains(&n) {
+        return Break(fail(f, at, RuntimeError::MakeChanSize));
+    }
+    fs[out as usize] = Value::Chan(Box::new(ChanVal {
+        ch: Some(Chan::new(n as usize)),
+        elem: elem.clone(),
+    }));
+    Continue(())
+}
+
+/// `close(ch)`.
+#[inline(never)]
+fn close(fs: &[Value], f: &Func, at: usize, ch: Slot) -> ControlFlow<Wait> {
+    match chan_ref(&fs[ch as usize]) {
+        Err(e) => Break(fail(f, at, e)),
+        Ok(None) => Break(fail(f, at, RuntimeError::CloseOfNil)),
+        Ok(Some(c)) => {
+            if c.close().is_err() {
+                return Break(fail(f, at, RuntimeError::CloseOfClosed));
+            }
+            Continue(())
+        }
+    }
+}
+
+/// A `select` with a `default`: one attempt that does not block (it
+/// borrows the channels from the frame, no reference counts), then the
+/// chosen case's block, or the default's when no case is ready.
+#[inline(never)]
+fn select_now(
+    fs: &mut [Value],
+    rng: &mut fastrand::Rng,
+    f: &Func,
+    at: usize,
+    cases: &[SelCase],
+    default: Pc,
+    pc: &mut usize,
+) -> ControlFlow<Wait> {
+    let chosen = match FrameCases::new(cases, fs) {
+        Ok(src) => try_select_on(&src, rng),
+        Err(e) => return Break(fail(f, at, e)),
+    };
+    let Some(chosen) = chosen else {
+        *pc = default as usize;
+        return Continue(());
+    };
+    match complete_select(fs, f, at, cases, chosen) {
+        Ok((target, pending)) => {
+            *pc = target;
+            match pending {
+                Some(t) => Break(Wait::Ready { t, at }),
+                None => Continue(()),
+            }
+        }
+        Err(e) => Break(Wait::Fail(e)),
+    }
+}
+
+/// `after(ms)`: a channel of capacity 1 that the runtime sends `ms` on
+/// when the timer fires.
+#[inline(never)]
+fn after(
+    sh: &Shared,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    ms: Slot,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let ms = match ops::millis(&fs[ms as usize]) {
+        Ok(ms) => ms,
+        Err(e) => return Break(fail(f, at, e)),
+    };
+    let c: Chan<Value> = Chan::new(1);
+    let c2 = c.clone();
+    let delivered = ms as i64;
+    runtime::after(duration(ms), move || {
+        let _ = c2.try_send(Value::Int(delivered));
+    });
+    fs[out as usize] = Value::Chan(Box::new(ChanVal {
+        ch: Some(c),
+        elem: sh.int_ty.clone(),
+    }));
+    Continue(())
+}
+
+/// `go { ... }`: a task running the go block `func`, with the captured
+/// slots copied into the same slots of its frame.
+#[inline(never)]
+fn go_block(
+    sh: &Arc<Shared>,
+    fs: &[Value],
+    f: &Func,
+    at: usize,
+    func: FuncId,
+    captures: &[Slot],
+) -> ControlFlow<Wait> {
+    if let Some(msg) = weft_rt::memlimit::exceeded() {
+        return Break(out_of_memory(f, at, msg));
+    }
+    let init = captures
+        .iter()
+        .map(|c| (*c, fs[*c as usize].clone()))
+        .collect();
+    spawn(sh, f, at, func, init)
+}
+
+/// `go g(args)`: a task running `func` with the arguments in its parameter
+/// slots.
+#[inline(never)]
+fn go_call(
+    sh: &Arc<Shared>,
+    fs: &[Value],
+    f: &Func,
+    at: usize,
+    func: FuncId,
+    args: &[Slot],
+) -> ControlFlow<Wait> {
+    if let Some(msg) = weft_rt::memlimit::exceeded() {
+        return Break(out_of_memory(f, at, msg));
+    }
+    let Some(g) = sh.prog.funcs.get(func as usize) else {
+        return Break(bug(f, at, InternalError::NoFunction(func)));
+    };
+    let init = g
+        .params
+        .iter()
+        .zip(args.iter())
+        .map(|(p, a)| (*p, fs[*a as usize].clone()))
+        .collect();
+    spawn(sh, f, at, func, init)
+}
+
+/// Starts a task (made by `Shared::spawn`, that is `task::task`).
+fn spawn(
+    sh: &Arc<Shared>,
+    f: &Func,
+    at: usize,
+    func: FuncId,
+    init: Vec<(Slot, Value)>,
+) -> ControlFlow<Wait> {
+    match runtime::spawn((sh.spawn)(sh.clone(), func, init)) {
+        Ok(_) => Continue(()),
+        Err(e) => Break(fail(f, at, RuntimeError::spawn(e))),
+    }
+}
+
+/// `print(args...)`: the whole line, newline included, in one write.
+#[inline(never)]
+fn print(out: &Output, fs: &[Value], args: &[Slot]) {
+    let mut line = String::new();
+    for (k, a) in args.iter().enumerate() {
+        if k > 0 {
+            line.push(' ');
+        }
+        fs[*a as usize].write_to(&mut line);
+    }
+    line.push('\n');
+    out.write_line(&line);
+}
+
+/// `rand(n)`: an int in `[0, n)`.
+#[inline(never)]
+fn rand(
+    fs: &mut [Value],
+    rng: &mut fastrand::Rng,
+    f: &Func,
+    at: usize,
+    n: Slot,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let n = match ops::as_int(&fs[n as usize]) {
+        Ok(n) => n,
+        Err(e) => return Break(fail(f, at, e)),
+    };
+    if n <= 0 {
+        return Break(fail(f, at, RuntimeError::RandNotPositive));
+    }
+    fs[out as usize] = Value::Int(rng.i64(0..n));
+    Continue(())
+}
+
+/// `perm(n)`: the ints `[0, n)` shuffled.
+#[inline(never)]
+fn perm(
+    fs: &mut [Value],
+    rng: &mut fastrand::Rng,
+    f: &Func,
+    at: usize,
+    n: Slot,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let n = match ops::as_int(&fs[n as usize]) {
+        Ok(n) => n,
+        Err(e) => return Break(fail(f, at, e)),
+    };
+    if !(0..=MAX_PERM).contains(&n) {
+        return Break(fail(f, at, RuntimeError::PermOutOfRange));
+    }
+    let mut p: Vec<Value> = (0..n).map(Value::Int).collect();
+    rng.shuffle(&mut p);
+    fs[out as usize] = Value::list(p);
+    Continue(())
+}
+
+/// A tensor op: leaves `step` with its operands, for `run_task` to run
+/// the kernel (which may go to the compute pool or a device).
+#[inline(never)]
+fn tensor(fs: &[Value], op: TensorOp, ins: &[Slot], at: usize) -> Wait {
+    let args: Vec<Value> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
+    Wait::Tensor { op, args, at }
 }

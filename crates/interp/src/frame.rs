@@ -21,7 +21,7 @@ pub(super) fn init_frame(frame: &mut [Value], g: &Func) {
         // SAFETY: both ranges hold `frame.len()` values and do not overlap
         // (the template is its own allocation). Every template value is a
         // scalar: `scalar_frame` is computed from this immutable template
-        // when the `Func` is built (`lower.rs`, `Emitter::finish`), and
+        // when the `Func` is built (`lower_emit.rs`, `Emitter::finish`), and
         // scalars own nothing, so a bitwise copy is a valid copy. The
         // overwritten values are not dropped: were one to own something it
         // would leak, never be freed twice.

@@ -1,34 +1,55 @@
 //! The interpreter: runs a verified `ProgramDesc` on the runtime.
 //!
-//! | file           | what                                                        |
-//! |----------------|-------------------------------------------------------------|
-//! | `value.rs`     | run-time values and types, printing, equality, zero values  |
-//! | `fmt_float.rs` | the printed form of floats                                  |
-//! | `code.rs`      | the compact form: instructions over frame slots             |
-//! | `lower.rs`     | `ProgramDesc` → compact form: slots, blocks, control flow   |
-//! | `lower_ops.rs` | data ops → instructions, chosen by operand types            |
-//! | `lower_select.rs` | `select` → one instruction plus its case blocks          |
-//! | `exec.rs`      | the task loop: frames, blocking, preemption, failures       |
-//! | `ops.rs`       | pure operations on values and their panic messages          |
-//! | `tensor_ops.rs`| tensor builtins and operators                               |
-//! | `output.rs`    | the shared, line-atomic stdout                              |
-//! | `report.rs`    | stderr text and exit code of a run's end                    |
+//! Files, in layers: each may import only the sibling modules in its
+//! last column (all of them listed above it), so the modules' imports form
+//! no circle. The instruction set (`code.rs`) imports nothing from the
+//! lowering or the executor; the dispatch loop (`exec.rs`) does not import
+//! the async half (`task.rs`) that calls it: `go` reaches `task::task`
+//! through `Shared::spawn`, set here.
+//!
+//! | file              | what                                                     | may import                 |
+//! |-------------------|----------------------------------------------------------|----------------------------|
+//! | `fmt_float.rs`    | the printed form of floats                               | nothing                    |
+//! | `value.rs`        | run-time values and types, printing, equality, zero values | `fmt_float`              |
+//! | `error.rs`        | `RuntimeError` (panic messages) and `InternalError` (engine bugs) | nothing           |
+//! | `output.rs`       | the shared, line-atomic stdout                           | nothing                    |
+//! | `code.rs`         | the instruction set: instructions over frame slots       | `value`                    |
+//! | `ops.rs`          | pure operations on values and their failures             | `code`, `value`, `error`   |
+//! | `tensor_ops.rs`   | tensor builtins and operators                            | `code`, `value`, `error`   |
+//! | `frame.rs`        | frame helpers: copies without drop glue, callee frames   | `code`, `value`            |
+//! | `peephole.rs`     | superinstructions, rewritten in place                    | `code`, `value`            |
+//! | `lower_emit.rs`   | the lowering's emitter and state, `LowerError`           | `code`, `value`, `peephole` |
+//! | `lower_ops.rs`    | data ops → instructions, chosen by operand types         | `code`, `value`, `lower_emit` |
+//! | `lower_select.rs` | a `select` op → its cases and blocks                     | `code`, `value`, `lower_emit` |
+//! | `lower.rs`        | `ProgramDesc` → instructions: slots, blocks, control flow | `code`, `value`, `lower_emit`, `lower_ops`, `lower_select` |
+//! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output` |
+//! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
+//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `frame`, `state`, `complete` |
+//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `state`, `complete`, `exec` |
+//! | `report.rs`       | `RunOutcome`, and its stderr text and exit code          | `error`                    |
+//! | `lib.rs`          | `run_program`: verify, lower, run; the public API        | everything                 |
 //!
 //! A run: verify, lower once, then run `main` as task 1 on a `Runtime`; each
-//! task is an `async` loop over instructions (`exec`). `docs/interpreter.md`
-//! explains the design.
+//! task is an `async` loop (`task`) around the dispatch loop (`exec`). A
+//! program's failure is a panic (exit code 2); an engine bug is reported as
+//! an internal error (exit code 70). `docs/interpreter.md` explains the
+//! design.
 
 mod code;
+mod complete;
+mod error;
 mod exec;
 mod fmt_float;
 mod frame;
 mod lower;
+mod lower_emit;
 mod lower_ops;
 mod lower_select;
 mod ops;
 mod output;
 mod peephole;
 mod report;
+mod state;
 mod task;
 mod tensor_ops;
 mod value;
@@ -39,16 +60,17 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use weft_ir::pb::ProgramDesc;
 
-use weft_rt::{self as runtime, RunOutcome, Runtime};
+use weft_rt::{self as runtime, Runtime};
 
 pub use code::Program;
+pub use error::{InternalError, RuntimeError, SliceBounds};
 pub use fmt_float::format_float;
 pub use lower::{lower, LowerError};
-pub use report::{render_outcome, Report};
+pub use report::{render_outcome, Report, RunOutcome, EXIT_INTERNAL};
 pub use value::{Ty, Value};
 
-use exec::Shared;
 use output::Output;
+use state::{InternalFailure, Shared};
 
 /// How to run a program.
 #[derive(Clone, Debug)]
@@ -126,6 +148,8 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         args,
         seed: cfg.seed,
         int_ty: Arc::new(Ty::Int),
+        spawn: task::task,
+        internal: Mutex::new(None),
     });
     let rt = Runtime::new(runtime::Config {
         workers: cfg.workers.max(1),
@@ -135,12 +159,124 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
     })
     .with_wait_sites({
         let sh = sh.clone();
-        Arc::new(move |site| task::site_loc(&sh.prog, site))
+        Arc::new(move |site| state::site_loc(&sh.prog, site))
     });
     weft_rt::memlimit::set_limit(cfg.max_memory);
     let outcome = rt.run(task::task(sh.clone(), entry, Vec::new()));
     weft_rt::memlimit::set_limit(None);
     sh.out.flush();
+    // An engine bug ends the run as a panic would; it is reported as what
+    // it is, whatever else the runtime saw.
+    let outcome = match sh.internal.lock().take() {
+        Some(InternalFailure { task, error, loc }) => RunOutcome::Internal { task, error, loc },
+        None => outcome.into(),
+    };
     let output = std::mem::take(&mut *capture.lock());
     Ok(RunResult { outcome, output })
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_rt::SrcLoc;
+
+    use super::code::{Func, Instr};
+    use super::*;
+
+    /// A program of one function, `main`, with this code: not one that
+    /// lowering makes, so it can reach what a verified program cannot.
+    fn program(code: Vec<Instr>) -> Program {
+        let loc = SrcLoc {
+            file: Arc::from("t.weft"),
+            line: 2,
+            col: 3,
+        };
+        Program {
+            funcs: vec![Func {
+                name: Arc::from("main"),
+                template: Arc::from(vec![Value::Int(0)]),
+                params: Vec::new(),
+                locs: vec![loc; code.len().max(1)],
+                code,
+                scalar_frame: true,
+            }],
+            structs: Vec::new(),
+            entry: 0,
+        }
+    }
+
+    fn run(code: Vec<Instr>) -> Report {
+        let cfg = RunConfig {
+            workers: 1,
+            capture: true,
+            ..RunConfig::default()
+        };
+        let r = run_lowered(program(code), cfg).expect("runs");
+        render_outcome(&r.outcome)
+    }
+
+    /// An engine bug ends the run as an internal error with exit code 70,
+    /// never as a program panic.
+    #[test]
+    fn engine_bugs_end_the_run_as_internal_errors() {
+        let rep = run(Vec::new());
+        assert_eq!(
+            rep,
+            Report {
+                stderr: "weft: internal error: program counter out of range; this is a bug \
+                         in Weft, please report it\n    at t.weft:2:3 (task 1)\n"
+                    .into(),
+                code: EXIT_INTERNAL,
+            }
+        );
+        let rep = run(vec![
+            Instr::Call {
+                func: 7,
+                args: Box::new([]),
+                out: None,
+            },
+            Instr::End,
+        ]);
+        assert_eq!(rep.code, 70);
+        assert!(
+            rep.stderr
+                .starts_with("weft: internal error: unknown function 7; this is a bug in Weft"),
+            "{}",
+            rep.stderr
+        );
+        // An operand of the wrong kind (the verifier rules it out).
+        let rep = run(vec![
+            Instr::Const {
+                out: 0,
+                val: Value::str("s"),
+            },
+            Instr::AddInt { x: 0, y: 0, out: 0 },
+            Instr::End,
+        ]);
+        assert_eq!(rep.code, 70);
+        assert!(
+            rep.stderr
+                .starts_with("weft: internal error: int op: unexpected operand s;"),
+            "{}",
+            rep.stderr
+        );
+    }
+
+    /// A program's own failure is still a panic, exit code 2.
+    #[test]
+    fn program_failures_are_panics() {
+        let rep = run(vec![
+            Instr::Const {
+                out: 0,
+                val: Value::str("boom"),
+            },
+            Instr::Panic { msg: 0 },
+        ]);
+        assert_eq!(
+            rep,
+            Report {
+                stderr: "panic: boom\n    at t.weft:2:3 (task 1)\n".into(),
+                code: 2,
+            }
+        );
+    }
 }

@@ -11,47 +11,23 @@
 //!    become jumps patched when the enclosing construct's end is known;
 //! 3. each `go` block becomes a `Func` of its own sharing the frame layout.
 //!
-//! Data ops are lowered in `lower_ops`. Lowering never panics: a malformed
-//! program (one the verifier would reject) gives a `LowerError`.
+//! This file drives the lowering and emits control flow; the emitter and
+//! its state are `lower_emit`, data ops `lower_ops`, a select's cases
+//! `lower_select`. Lowering never panics: a malformed program (one the
+//! verifier would reject) gives a `LowerError`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use weft_ir::pb;
 
-use weft_rt::SrcLoc;
-
 use super::code::{Func, FuncId, Instr, Pc, Program, Slot};
-use super::value::{zero_value, StructInfo, Ty, Value, ZeroError};
+use super::lower_emit::{attr, bad, Ctl, CtlKind, Cx, Emitter, Vars};
+use super::lower_ops::const_value;
+use super::lower_select::SelectParts;
+use super::value::{zero_value, Value};
 
-/// Why a program could not be lowered.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum LowerError {
-    #[error("entry function {0} not found")]
-    NoEntry(String),
-    #[error("function {0}: body block {1} does not exist")]
-    NoBlock(String, i32),
-    #[error("unknown function {0}")]
-    UnknownFunc(String),
-    #[error("unknown struct type {0}")]
-    UnknownStruct(String),
-    #[error("struct {0} has no field {1}")]
-    UnknownField(String, String),
-    #[error("unknown variable {0} in function {1}")]
-    UnknownVar(String, String),
-    #[error("variable {0} has no type")]
-    Untyped(String),
-    #[error("invalid type: {0}")]
-    BadType(String),
-    #[error("op {op}: {what}")]
-    BadOp { op: String, what: String },
-    #[error("unknown op {0}")]
-    UnknownOp(String),
-    #[error("{0} outside of a loop, region or select case")]
-    StrayJump(String),
-    #[error(transparent)]
-    Zero(#[from] ZeroError),
-}
+pub use super::lower_emit::LowerError;
 
 /// Lowers a whole program.
 pub fn lower(prog: &pb::ProgramDesc) -> Result<Program, LowerError> {
@@ -74,117 +50,7 @@ pub fn lower(prog: &pb::ProgramDesc) -> Result<Program, LowerError> {
     })
 }
 
-/// Program-wide lowering state.
-pub(super) struct Cx<'p> {
-    pub prog: &'p pb::ProgramDesc,
-    pub struct_ids: HashMap<&'p str, u32>,
-    pub structs: Vec<StructInfo>,
-    pub func_ids: HashMap<&'p str, FuncId>,
-    files: HashMap<String, Arc<str>>,
-}
-
-/// A function's variables: name to slot and type.
-pub(super) struct Vars<'p> {
-    pub fname: &'p str,
-    pub map: HashMap<&'p str, (Slot, Ty)>,
-    /// The slot that `_` outputs write to.
-    pub junk: Slot,
-    /// How many op inputs read each variable (over the whole function).
-    pub reads: HashMap<&'p str, u32>,
-    /// How many op outputs write each variable.
-    pub writes: HashMap<&'p str, u32>,
-    /// Variables whose constant lives in the frame template (their `const`
-    /// op emits nothing).
-    pub hoisted: HashSet<&'p str>,
-}
-
 impl<'p> Cx<'p> {
-    fn new(prog: &'p pb::ProgramDesc) -> Result<Self, LowerError> {
-        let mut struct_ids = HashMap::new();
-        for (i, s) in prog.structs.iter().enumerate() {
-            struct_ids.insert(s.name.as_str(), i as u32);
-        }
-        let mut cx = Cx {
-            prog,
-            struct_ids,
-            structs: Vec::new(),
-            func_ids: HashMap::new(),
-            files: HashMap::new(),
-        };
-        let mut structs = Vec::with_capacity(prog.structs.len());
-        for s in &prog.structs {
-            let mut fields = Vec::with_capacity(s.fields.len());
-            for f in &s.fields {
-                let ty = cx.field_ty(f)?;
-                fields.push((Arc::from(f.name.as_str()), ty));
-            }
-            structs.push(StructInfo {
-                name: Arc::from(s.name.as_str()),
-                fields,
-            });
-        }
-        cx.structs = structs;
-        for (i, f) in prog.functions.iter().enumerate() {
-            cx.func_ids.insert(f.name.as_str(), i as FuncId);
-        }
-        Ok(cx)
-    }
-
-    fn field_ty(&self, f: &pb::Field) -> Result<Ty, LowerError> {
-        match &f.r#type {
-            Some(t) => self.ty(t),
-            None => Err(LowerError::Untyped(f.name.clone())),
-        }
-    }
-
-    /// Converts an IR type.
-    pub fn ty(&self, t: &pb::Type) -> Result<Ty, LowerError> {
-        use pb::r#type::Kind;
-        match &t.kind {
-            Some(Kind::Scalar(s)) => match pb::Scalar::try_from(*s) {
-                Ok(pb::Scalar::Int) => Ok(Ty::Int),
-                Ok(pb::Scalar::Float) => Ok(Ty::Float),
-                Ok(pb::Scalar::Bool) => Ok(Ty::Bool),
-                Ok(pb::Scalar::String) => Ok(Ty::Str),
-                _ => Err(LowerError::BadType(format!("scalar {s}"))),
-            },
-            Some(Kind::Tensor(_)) => Ok(Ty::Tensor),
-            Some(Kind::Chan(e)) => Ok(Ty::Chan(Arc::new(self.ty(e)?))),
-            Some(Kind::List(e)) => Ok(Ty::List(Arc::new(self.ty(e)?))),
-            Some(Kind::StructName(n)) => match self.struct_ids.get(n.as_str()) {
-                Some(id) => Ok(Ty::Struct {
-                    id: *id,
-                    name: Arc::from(n.as_str()),
-                }),
-                None => Err(LowerError::UnknownStruct(n.clone())),
-            },
-            None => Err(LowerError::BadType("no kind".into())),
-        }
-    }
-
-    /// The run-time location of an op.
-    pub fn loc(&mut self, l: Option<&pb::SourceLoc>) -> SrcLoc {
-        let (file, line, col) = match l {
-            Some(l) => (l.file.as_str(), l.line, l.col),
-            None => ("?", 0, 0),
-        };
-        let file = match self.files.get(file) {
-            Some(f) => f.clone(),
-            None => {
-                let f: Arc<str> = Arc::from(file);
-                self.files.insert(file.to_string(), f.clone());
-                f
-            }
-        };
-        SrcLoc { file, line, col }
-    }
-
-    pub fn block(&self, idx: i32) -> Option<&'p pb::BlockDesc> {
-        usize::try_from(idx)
-            .ok()
-            .and_then(|i| self.prog.blocks.get(i))
-    }
-
     fn lower_function(
         &mut self,
         f: &'p pb::FunctionDesc,
@@ -259,7 +125,7 @@ impl<'p> Cx<'p> {
                     continue;
                 }
                 if let Ok((slot, ty)) = vars.get(name) {
-                    let v = super::lower_ops::const_value(op, Some(ty))?;
+                    let v = const_value(op, Some(ty))?;
                     template[*slot as usize] = v;
                     vars.hoisted.insert(name.as_str());
                 }
@@ -326,189 +192,13 @@ fn attr_blocks(a: &pb::Attr) -> Vec<i32> {
     }
 }
 
-impl Vars<'_> {
-    pub fn get(&self, name: &str) -> Result<&(Slot, Ty), LowerError> {
-        self.map
-            .get(name)
-            .ok_or_else(|| LowerError::UnknownVar(name.to_string(), self.fname.to_string()))
-    }
-    pub fn slot(&self, name: &str) -> Result<Slot, LowerError> {
-        Ok(self.get(name)?.0)
-    }
-}
-
-/// What `break` and `continue` can leave.
-pub(super) enum CtlKind {
-    Loop { cont_patches: Vec<usize> },
-    Region,
-    Case,
-}
-
-pub(super) struct Ctl {
-    pub kind: CtlKind,
-    pub label: Option<String>,
-    pub break_patches: Vec<usize>,
-}
-
-/// Emits one function's (or go block's) code.
-pub(super) struct Emitter<'a, 'p> {
-    pub cx: &'a mut Cx<'p>,
-    pub vars: &'a Vars<'p>,
-    template: Arc<[Value]>,
-    nfuncs: usize,
-    extra: &'a mut Vec<Func>,
-    pub code: Vec<Instr>,
-    locs: Vec<SrcLoc>,
-    pub ctl: Vec<Ctl>,
-    /// No instruction before this index may be merged with a later one (a
-    /// block starts or a jump may land here).
-    barrier: usize,
-}
-
-impl<'a, 'p> Emitter<'a, 'p> {
-    fn new(
-        cx: &'a mut Cx<'p>,
-        vars: &'a Vars<'p>,
-        template: Arc<[Value]>,
-        nfuncs: usize,
-        extra: &'a mut Vec<Func>,
-    ) -> Self {
-        Emitter {
-            cx,
-            vars,
-            template,
-            nfuncs,
-            extra,
-            code: Vec::new(),
-            locs: Vec::new(),
-            ctl: Vec::new(),
-            barrier: 0,
-        }
-    }
-
-    fn finish(mut self, name: Arc<str>, params: Vec<Slot>) -> Func {
-        let consts: Vec<Slot> = self
-            .vars
-            .hoisted
-            .iter()
-            .filter_map(|n| self.vars.map.get(n).map(|(s, _)| *s))
-            .collect();
-        super::peephole::optimize(&mut self.code, &self.template, &consts);
-        let scalar_frame = self
-            .template
-            .iter()
-            .all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
-        Func {
-            name,
-            scalar_frame,
-            template: self.template,
-            params,
-            code: self.code,
-            locs: self.locs,
-        }
-    }
-
-    pub fn pc(&self) -> usize {
-        self.code.len()
-    }
-
-    /// Appends an instruction with the location of `op` (or of the previous
-    /// instruction).
-    pub fn push(&mut self, i: Instr, op: Option<&pb::OpDesc>) -> usize {
-        let loc = match op {
-            Some(op) => self.cx.loc(op.loc.as_ref()),
-            None => match self.locs.last() {
-                Some(l) => l.clone(),
-                None => self.cx.loc(None),
-            },
-        };
-        self.code.push(i);
-        self.locs.push(loc);
-        self.code.len() - 1
-    }
-
-    pub fn patch(&mut self, at: usize, target: usize) {
-        let t = target as Pc;
-        match &mut self.code[at] {
-            Instr::Jump { to } | Instr::JumpIfNot { to, .. } | Instr::CmpJump { to, .. } => *to = t,
-            _ => {}
-        }
-    }
-
+impl<'p> Emitter<'_, 'p> {
     pub fn emit_block(&mut self, b: &'p pb::BlockDesc) -> Result<(), LowerError> {
-        self.barrier = self.pc();
+        self.barrier_here();
         for op in &b.ops {
             self.emit_op(op)?;
         }
         Ok(())
-    }
-
-    /// Emits a conditional jump on `cond` (target patched later), fused with
-    /// the comparison that computed `cond` when nothing else reads it.
-    fn jump_if_not(&mut self, cond: Slot, cond_name: &str, op: &'p pb::OpDesc) -> usize {
-        let single = self.vars.reads.get(cond_name) == Some(&1);
-        if single && self.barrier < self.pc() {
-            if let Some(Instr::Cmp {
-                op: cop,
-                kind,
-                x,
-                y,
-                out,
-            }) = self.code.last()
-            {
-                if *out == cond {
-                    let fused = Instr::CmpJump {
-                        op: *cop,
-                        kind: *kind,
-                        x: *x,
-                        y: *y,
-                        to: 0,
-                    };
-                    let at = self.code.len() - 1;
-                    self.code[at] = fused;
-                    return at;
-                }
-            }
-        }
-        self.push(Instr::JumpIfNot { cond, to: 0 }, Some(op))
-    }
-
-    /// `Out = copy(X)` right after the instruction that computed `X`, where
-    /// nothing else reads `X`, becomes that instruction writing `Out`
-    /// directly. Besides saving a dispatch, this lets `l = set_index(l, ...)`
-    /// and friends update the list in place (copy-on-write sees one owner).
-    pub fn coalesce_copy(&mut self, x: &str, out: Slot) -> Result<bool, LowerError> {
-        let xs = self.vars.slot(x)?;
-        if self.vars.reads.get(x) != Some(&1) || xs == out || self.barrier >= self.pc() {
-            return Ok(false);
-        }
-        match self.code.last_mut().and_then(Instr::out_mut) {
-            Some(o) if *o == xs => {
-                *o = out;
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
-    }
-
-    pub fn sub_block(
-        &self,
-        op: &pb::OpDesc,
-        name: &str,
-    ) -> Result<Option<&'p pb::BlockDesc>, LowerError> {
-        match attr(op, name) {
-            None => Ok(None),
-            Some(pb::attr::Value::Block(b)) => match self.cx.block(*b) {
-                Some(blk) => Ok(Some(blk)),
-                None => Err(bad(op, format!("block {b} does not exist"))),
-            },
-            Some(_) => Err(bad(op, format!("attribute {name} is not a block"))),
-        }
-    }
-
-    fn need_block(&self, op: &pb::OpDesc, name: &str) -> Result<&'p pb::BlockDesc, LowerError> {
-        self.sub_block(op, name)?
-            .ok_or_else(|| bad(op, format!("missing block {name}")))
     }
 
     fn emit_op(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
@@ -624,119 +314,76 @@ impl<'a, 'p> Emitter<'a, 'p> {
             }
         }
         // A control op: what follows may be a jump target.
-        self.barrier = self.pc();
+        self.barrier_here();
+        Ok(())
+    }
+
+    /// `select`: one `Select` instruction holding every case, followed by
+    /// the case blocks and the default block, each a `break` context ending
+    /// in a jump past the last of them.
+    fn emit_select(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
+        let SelectParts {
+            mut cases,
+            blocks,
+            default: default_b,
+        } = self.select_parts(op)?;
+        let sel = self.push(
+            Instr::Select {
+                cases: Box::default(),
+                default: None,
+            },
+            Some(op),
+        );
+        let mut ends = Vec::new();
+        let mut default = None;
+        // Each case block (and default) is its own break context.
+        let bodies = blocks
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| (Some(i), b))
+            .chain(default_b.map(|b| (None, b)));
+        for (which, blk) in bodies {
+            let start = self.pc() as Pc;
+            match which {
+                Some(i) => cases[i].target = start,
+                None => default = Some(start),
+            }
+            self.ctl.push(Ctl {
+                kind: CtlKind::Case,
+                label: None,
+                break_patches: Vec::new(),
+            });
+            self.emit_block(blk)?;
+            let ctl = self
+                .ctl
+                .pop()
+                .ok_or_else(|| bad(op, "control stack".into()))?;
+            ends.extend(ctl.break_patches);
+            ends.push(self.push(Instr::Jump { to: 0 }, None));
+        }
+        let end = self.pc();
+        for p in ends {
+            self.patch(p, end);
+        }
+        self.code[sel] = Instr::Select {
+            cases: cases.into_boxed_slice(),
+            default,
+        };
         Ok(())
     }
 
     fn emit_go_block(&mut self, b: &'p pb::BlockDesc) -> Result<FuncId, LowerError> {
         let name: Arc<str> = Arc::from(format!("{}.go{}", self.vars.fname, b.idx));
         let func = {
-            let mut child = Emitter::new(
-                self.cx,
-                self.vars,
-                self.template.clone(),
-                self.nfuncs,
-                self.extra,
-            );
+            let mut child = self.child();
             child.emit_block(b)?;
             child.push(Instr::End, None);
             child.finish(name, Vec::new())
         };
-        self.extra.push(func);
-        Ok((self.nfuncs + self.extra.len() - 1) as FuncId)
+        Ok(self.add_func(func))
     }
 
     // ---- operand helpers, shared with lower_ops ----
-
-    pub fn ins(&self, op: &'p pb::OpDesc, slot: &str) -> &'p [String] {
-        op.inputs
-            .iter()
-            .find(|v| v.slot == slot)
-            .map(|v| v.args.as_slice())
-            .unwrap_or(&[])
-    }
-
-    pub fn outs(&self, op: &'p pb::OpDesc, slot: &str) -> &'p [String] {
-        op.outputs
-            .iter()
-            .find(|v| v.slot == slot)
-            .map(|v| v.args.as_slice())
-            .unwrap_or(&[])
-    }
-
-    pub fn ins_slots(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Box<[Slot]>, LowerError> {
-        self.ins(op, slot)
-            .iter()
-            .map(|n| self.vars.slot(n))
-            .collect()
-    }
-
-    pub fn in1(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Slot, LowerError> {
-        self.opt_in(op, slot)?
-            .ok_or_else(|| bad(op, format!("missing input {slot}")))
-    }
-
-    pub fn opt_in(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Option<Slot>, LowerError> {
-        match self.ins(op, slot).first() {
-            None => Ok(None),
-            Some(n) if n.is_empty() || n == "_" => Ok(None),
-            Some(n) => Ok(Some(self.vars.slot(n)?)),
-        }
-    }
-
-    /// The type of the variable bound to input `slot`.
-    pub fn in_ty(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Ty, LowerError> {
-        match self.ins(op, slot).first() {
-            Some(n) => Ok(self.vars.get(n)?.1.clone()),
-            None => Err(bad(op, format!("missing input {slot}"))),
-        }
-    }
-
-    /// An output; `_` and a missing output go to the junk slot.
-    pub fn out1(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Slot, LowerError> {
-        Ok(self.opt_out(op, slot)?.unwrap_or(self.vars.junk))
-    }
-
-    pub fn opt_out(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Option<Slot>, LowerError> {
-        self.named_out(self.outs(op, slot).first())
-    }
-
-    pub fn named_out(&self, n: Option<&String>) -> Result<Option<Slot>, LowerError> {
-        match n {
-            None => Ok(None),
-            Some(n) if n.is_empty() || n == "_" => Ok(None),
-            Some(n) => Ok(Some(self.vars.slot(n)?)),
-        }
-    }
-
-    /// The type of the variable bound to output `slot` (None for `_`).
-    pub fn out_ty(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Option<Ty>, LowerError> {
-        match self.outs(op, slot).first() {
-            None => Ok(None),
-            Some(n) if n.is_empty() || n == "_" => Ok(None),
-            Some(n) => Ok(Some(self.vars.get(n)?.1.clone())),
-        }
-    }
-
-    pub fn func_id(&self, op: &pb::OpDesc) -> Result<FuncId, LowerError> {
-        match attr(op, "func") {
-            Some(pb::attr::Value::S(name)) => self
-                .cx
-                .func_ids
-                .get(name.as_str())
-                .copied()
-                .ok_or_else(|| LowerError::UnknownFunc(name.clone())),
-            _ => Err(bad(op, "missing attribute func".into())),
-        }
-    }
-}
-
-/// An attribute's value by name.
-pub(super) fn attr<'o>(op: &'o pb::OpDesc, name: &str) -> Option<&'o pb::attr::Value> {
-    op.attrs
-        .iter()
-        .find(|a| a.name == name)
-        .and_then(|a| a.value.as_ref())
 }
 
 fn first(names: &[String]) -> &str {
@@ -747,13 +394,5 @@ fn label(op: &pb::OpDesc) -> Option<String> {
     match attr(op, "label") {
         Some(pb::attr::Value::S(s)) if !s.is_empty() => Some(s.clone()),
         _ => None,
-    }
-}
-
-/// A malformed-op error.
-pub(super) fn bad(op: &pb::OpDesc, what: String) -> LowerError {
-    LowerError::BadOp {
-        op: op.r#type.clone(),
-        what,
     }
 }

@@ -1,5 +1,5 @@
 //! Lowering of data ops (everything but the structured control ops of
-//! `lower`): picks the instruction from the op type and the operand types, so
+//! `lower`, which calls `emit_data_op` and `const_value`): picks the instruction from the op type and the operand types, so
 //! `add` on ints, floats, strings and tensors becomes four different
 //! instructions and nothing is decided by type while running.
 
@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use weft_ir::{pb, registry};
 
-use super::code::{CmpKind, CmpOp, FloatOp, Instr, IntOp};
-use super::lower::{attr, bad, Emitter, LowerError};
-use super::tensor_ops::TensorOp;
+use super::code::{CmpKind, CmpOp, FloatOp, Instr, IntOp, TensorOp};
+use super::lower_emit::{attr, bad, Emitter, LowerError};
 use super::value::{zero_value, Ty, Value};
 
 impl<'p> Emitter<'_, 'p> {

@@ -1,19 +1,31 @@
-//! Lowering of `select`: one `Select` instruction holding every case (its
-//! channel and value slots, where a received value and `ok` go, the zero
-//! value for a closed channel, and the case block's first instruction),
-//! followed by the case blocks and the default block, each a `break`
-//! context ending in a jump past the last of them. Each case keeps its own
-//! source location (the optional `case_locs` attribute: line, column per
-//! case) so that a panic in a chosen case points at the case.
+//! Lowering of `select`, its operands: the cases of the one `Select`
+//! instruction (each case's channel and value slots, where a received value
+//! and `ok` go, the zero value for a closed channel) and the blocks to
+//! emit after it. Each case keeps its own source location (the optional
+//! `case_locs` attribute: line, column per case) so that a panic in a
+//! chosen case points at the case. `lower.rs` emits the instruction and
+//! the blocks, and sets each case's target.
 
 use weft_ir::pb;
 
-use super::code::{Instr, Pc, SelCase};
-use super::lower::{attr, bad, Ctl, CtlKind, Emitter, LowerError};
+use super::code::SelCase;
+use super::lower_emit::{attr, bad, Emitter, LowerError};
 use super::value::{zero_value, Ty};
 
+/// A `select` op, decoded: its cases (targets not yet set), the case
+/// blocks (in case order) and the default block.
+pub(super) struct SelectParts<'p> {
+    pub cases: Vec<SelCase>,
+    pub blocks: Vec<&'p pb::BlockDesc>,
+    pub default: Option<&'p pb::BlockDesc>,
+}
+
 impl<'p> Emitter<'_, 'p> {
-    pub(super) fn emit_select(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
+    /// Decodes a `select` op.
+    pub(super) fn select_parts(
+        &mut self,
+        op: &'p pb::OpDesc,
+    ) -> Result<SelectParts<'p>, LowerError> {
         let chans = self.ins(op, "Chans");
         let values = self.ins(op, "Values");
         let recvs = self.outs(op, "Recv");
@@ -78,54 +90,18 @@ impl<'p> Emitter<'_, 'p> {
                 loc,
             });
         }
-        let sel = self.push(
-            Instr::Select {
-                cases: Box::default(),
-                default: None,
-            },
-            Some(op),
-        );
-        let mut ends = Vec::new();
-        let mut default = None;
-        // Each case block (and default) is its own break context.
-        let mut bodies: Vec<(Option<usize>, &'p pb::BlockDesc)> = Vec::new();
-        for (i, b) in blocks.iter().enumerate() {
+        let mut case_blocks = Vec::with_capacity(blocks.len());
+        for b in &blocks {
             let blk = self
                 .cx
                 .block(*b)
                 .ok_or_else(|| bad(op, format!("block {b} does not exist")))?;
-            bodies.push((Some(i), blk));
+            case_blocks.push(blk);
         }
-        if let Some(db) = default_b {
-            bodies.push((None, db));
-        }
-        for (which, blk) in bodies {
-            let start = self.pc() as Pc;
-            match which {
-                Some(i) => cases[i].target = start,
-                None => default = Some(start),
-            }
-            self.ctl.push(Ctl {
-                kind: CtlKind::Case,
-                label: None,
-                break_patches: Vec::new(),
-            });
-            self.emit_block(blk)?;
-            let ctl = self
-                .ctl
-                .pop()
-                .ok_or_else(|| bad(op, "control stack".into()))?;
-            ends.extend(ctl.break_patches);
-            ends.push(self.push(Instr::Jump { to: 0 }, None));
-        }
-        let end = self.pc();
-        for p in ends {
-            self.patch(p, end);
-        }
-        self.code[sel] = Instr::Select {
-            cases: cases.into_boxed_slice(),
-            default,
-        };
-        Ok(())
+        Ok(SelectParts {
+            cases,
+            blocks: case_blocks,
+            default: default_b,
+        })
     }
 }

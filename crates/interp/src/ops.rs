@@ -1,34 +1,34 @@
 //! Pure operations on values: arithmetic, comparisons, conversions, lists,
-//! strings and structs. Each returns the new value or the panic message of
-//! docs/language.md, "Errors and exit codes" (`integer divide by zero`, `index out of range [I] with
-//! length L`, ...); the executor adds the location.
+//! strings and structs. Each returns the new value or the `RuntimeError`
+//! whose message is the panic of docs/language.md, "Errors and exit codes"
+//! (`integer divide by zero`, `index out of range [I] with length L`, ...);
+//! the executor adds the location.
 //!
 //! Operand types were checked before the program ran; a value of an
-//! unexpected kind still gives an error message, never a Rust panic.
+//! unexpected kind gives an internal error (an engine bug), never a Rust
+//! panic.
 
 use std::sync::Arc;
 
 use super::code::{CmpKind, CmpOp, FloatOp, IntOp};
+use super::error::{InternalError, RuntimeError};
 use super::value::{values_equal, Value};
 
-/// A panic message.
-pub type Fail = String;
-
 #[inline]
-pub fn int_op(op: IntOp, x: i64, y: i64) -> Result<i64, Fail> {
+pub fn int_op(op: IntOp, x: i64, y: i64) -> Result<i64, RuntimeError> {
     Ok(match op {
         IntOp::Add => x.wrapping_add(y),
         IntOp::Sub => x.wrapping_sub(y),
         IntOp::Mul => x.wrapping_mul(y),
         IntOp::Div => {
             if y == 0 {
-                return Err("integer divide by zero".into());
+                return Err(RuntimeError::DivideByZero);
             }
             x.wrapping_div(y)
         }
         IntOp::Mod => {
             if y == 0 {
-                return Err("integer divide by zero".into());
+                return Err(RuntimeError::DivideByZero);
             }
             x.wrapping_rem(y)
         }
@@ -37,7 +37,7 @@ pub fn int_op(op: IntOp, x: i64, y: i64) -> Result<i64, Fail> {
         IntOp::Xor => x ^ y,
         IntOp::Shl => {
             if y < 0 {
-                return Err("negative shift amount".into());
+                return Err(RuntimeError::NegativeShift);
             }
             if y >= 64 {
                 0
@@ -47,7 +47,7 @@ pub fn int_op(op: IntOp, x: i64, y: i64) -> Result<i64, Fail> {
         }
         IntOp::Shr => {
             if y < 0 {
-                return Err("negative shift amount".into());
+                return Err(RuntimeError::NegativeShift);
             }
             x >> y.min(63)
         }
@@ -75,7 +75,7 @@ pub fn ord<T: PartialOrd + PartialEq>(op: CmpOp, a: T, b: T) -> bool {
     }
 }
 
-pub fn compare(op: CmpOp, kind: CmpKind, x: &Value, y: &Value) -> Result<bool, Fail> {
+pub fn compare(op: CmpOp, kind: CmpKind, x: &Value, y: &Value) -> Result<bool, RuntimeError> {
     Ok(match (kind, x, y) {
         (CmpKind::Int, Value::Int(a), Value::Int(b)) => ord(op, a, b),
         (CmpKind::Float, Value::Float(a), Value::Float(b)) => ord(op, a, b),
@@ -88,56 +88,54 @@ pub fn compare(op: CmpOp, kind: CmpKind, x: &Value, y: &Value) -> Result<bool, F
     })
 }
 
-/// An operand of an unexpected kind (unreachable for verified programs).
-pub fn kind_error(what: &str, v: &Value) -> Fail {
-    format!("{what}: unexpected operand {v:?}")
+/// An operand of an unexpected kind (unreachable for verified programs):
+/// an engine bug.
+#[inline(always)]
+pub fn kind_error(what: &'static str, v: &Value) -> RuntimeError {
+    RuntimeError::unexpected(what, v)
 }
 
-pub fn to_int(v: &Value) -> Result<Value, Fail> {
+pub fn to_int(v: &Value) -> Result<Value, RuntimeError> {
     Ok(Value::Int(match v {
         Value::Int(i) => *i,
         Value::Float(f) => float_to_int(*f)?,
         Value::Bool(b) => *b as i64,
         Value::Str(s) => s
             .parse::<i64>()
-            .map_err(|_| format!("invalid integer {:?}", &**s))?,
+            .map_err(|_| RuntimeError::InvalidInt(Box::from(&**s)))?,
         other => return Err(kind_error("int", other)),
     }))
 }
 
 /// `int(x)` of a float: truncates toward zero.
-pub fn float_to_int(f: f64) -> Result<i64, Fail> {
+pub fn float_to_int(f: f64) -> Result<i64, RuntimeError> {
     // 2^63 is exactly representable; every float in [-2^63, 2^63) fits.
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     if f.is_nan() || !(-TWO_63..TWO_63).contains(&f) {
-        return Err("float out of int range".into());
+        return Err(RuntimeError::FloatOutOfIntRange);
     }
     Ok(f.trunc() as i64)
 }
 
-pub fn to_float(v: &Value) -> Result<Value, Fail> {
+pub fn to_float(v: &Value) -> Result<Value, RuntimeError> {
     Ok(Value::Float(match v {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
         Value::Str(s) => s
             .parse::<f64>()
-            .map_err(|_| format!("invalid float {:?}", &**s))?,
+            .map_err(|_| RuntimeError::InvalidFloat(Box::from(&**s)))?,
         other => return Err(kind_error("float", other)),
     }))
 }
 
-fn index_error(i: i64, len: usize) -> Fail {
-    format!("index out of range [{i}] with length {len}")
-}
-
-fn check_index(i: i64, len: usize) -> Result<usize, Fail> {
+fn check_index(i: i64, len: usize) -> Result<usize, RuntimeError> {
     if i < 0 || i as u64 >= len as u64 {
-        return Err(index_error(i, len));
+        return Err(RuntimeError::IndexOutOfRange { index: i, len });
     }
     Ok(i as usize)
 }
 
-pub fn index(x: &Value, i: &Value, byte_str: bool) -> Result<Value, Fail> {
+pub fn index(x: &Value, i: &Value, byte_str: bool) -> Result<Value, RuntimeError> {
     let i = as_int(i)?;
     match x {
         Value::List(l) => Ok(l[check_index(i, l.len())?].clone()),
@@ -154,7 +152,7 @@ pub fn index(x: &Value, i: &Value, byte_str: bool) -> Result<Value, Fail> {
 }
 
 /// `x[i] = v` on a list held in `x` (copy-on-write).
-pub fn set_index(x: &mut Value, i: &Value, v: Value) -> Result<(), Fail> {
+pub fn set_index(x: &mut Value, i: &Value, v: Value) -> Result<(), RuntimeError> {
     let i = as_int(i)?;
     match x {
         Value::List(l) => {
@@ -166,7 +164,7 @@ pub fn set_index(x: &mut Value, i: &Value, v: Value) -> Result<(), Fail> {
     }
 }
 
-pub fn slice(x: &Value, lo: Option<&Value>, hi: Option<&Value>) -> Result<Value, Fail> {
+pub fn slice(x: &Value, lo: Option<&Value>, hi: Option<&Value>) -> Result<Value, RuntimeError> {
     let len = match x {
         Value::List(l) => l.len(),
         Value::Str(s) => s.len(),
@@ -181,9 +179,7 @@ pub fn slice(x: &Value, lo: Option<&Value>, hi: Option<&Value>) -> Result<Value,
         None => len as i64,
     };
     if lo < 0 || hi < lo || hi as u64 > len as u64 {
-        return Err(format!(
-            "slice bounds out of range [{lo}:{hi}] with length {len}"
-        ));
+        return Err(RuntimeError::slice_bounds(lo, hi, len));
     }
     let (lo, hi) = (lo as usize, hi as usize);
     Ok(match x {
@@ -204,7 +200,7 @@ pub fn slice(x: &Value, lo: Option<&Value>, hi: Option<&Value>) -> Result<Value,
 
 /// `append(x, elems...)` into `x` (copy-on-write: a list shared with
 /// another variable is copied first).
-pub fn append(x: &mut Value, elems: impl Iterator<Item = Value>) -> Result<(), Fail> {
+pub fn append(x: &mut Value, elems: impl Iterator<Item = Value>) -> Result<(), RuntimeError> {
     match x {
         Value::List(l) => {
             Arc::make_mut(l).extend(elems);
@@ -214,7 +210,7 @@ pub fn append(x: &mut Value, elems: impl Iterator<Item = Value>) -> Result<(), F
     }
 }
 
-pub fn len(x: &Value) -> Result<i64, Fail> {
+pub fn len(x: &Value) -> Result<i64, RuntimeError> {
     Ok(match x {
         Value::Str(s) => s.len() as i64,
         Value::List(l) => l.len() as i64,
@@ -223,37 +219,41 @@ pub fn len(x: &Value) -> Result<i64, Fail> {
     })
 }
 
-pub fn cap(x: &Value) -> Result<i64, Fail> {
+pub fn cap(x: &Value) -> Result<i64, RuntimeError> {
     Ok(match x {
         Value::Chan(c) => c.ch.as_ref().map_or(0, |c| c.cap() as i64),
         other => return Err(kind_error("cap", other)),
     })
 }
 
-pub fn field(x: &Value, idx: u32) -> Result<Value, Fail> {
+pub fn field(x: &Value, idx: u32) -> Result<Value, RuntimeError> {
     match x {
         Value::Struct(f) => f
             .get(idx as usize)
             .cloned()
-            .ok_or_else(|| kind_error("field", x)),
+            .ok_or_else(|| InternalError::FieldOutOfRange { op: "field", idx }.into()),
         other => Err(kind_error("field", other)),
     }
 }
 
-pub fn set_field(x: &mut Value, idx: u32, v: Value) -> Result<(), Fail> {
+pub fn set_field(x: &mut Value, idx: u32, v: Value) -> Result<(), RuntimeError> {
     match x {
         Value::Struct(f) => match Arc::make_mut(f).get_mut(idx as usize) {
             Some(slot) => {
                 *slot = v;
                 Ok(())
             }
-            None => Err("set_field: field index out of range".into()),
+            None => Err(InternalError::FieldOutOfRange {
+                op: "set_field",
+                idx,
+            }
+            .into()),
         },
         other => Err(kind_error("set_field", other)),
     }
 }
 
-pub fn as_int(v: &Value) -> Result<i64, Fail> {
+pub fn as_int(v: &Value) -> Result<i64, RuntimeError> {
     match v {
         Value::Int(i) => Ok(*i),
         other => Err(kind_error("int operand", other)),
@@ -261,7 +261,7 @@ pub fn as_int(v: &Value) -> Result<i64, Fail> {
 }
 
 /// A duration in milliseconds from an int or float operand (negative: 0).
-pub fn millis(v: &Value) -> Result<f64, Fail> {
+pub fn millis(v: &Value) -> Result<f64, RuntimeError> {
     let ms = match v {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
@@ -286,14 +286,8 @@ mod tests {
         assert_eq!(int_op(IntOp::Div, i64::MIN, -1), Ok(i64::MIN));
         assert_eq!(int_op(IntOp::Mod, i64::MIN, -1), Ok(0));
         assert_eq!(int_op(IntOp::Add, i64::MAX, 1), Ok(i64::MIN));
-        assert_eq!(
-            int_op(IntOp::Div, 1, 0),
-            Err("integer divide by zero".into())
-        );
-        assert_eq!(
-            int_op(IntOp::Mod, 1, 0),
-            Err("integer divide by zero".into())
-        );
+        assert_eq!(int_op(IntOp::Div, 1, 0), Err(RuntimeError::DivideByZero));
+        assert_eq!(int_op(IntOp::Mod, 1, 0), Err(RuntimeError::DivideByZero));
         assert_eq!(int_op(IntOp::Shl, 1, 70), Ok(0));
         assert_eq!(int_op(IntOp::Shr, -8, 70), Ok(-1));
         assert_eq!(int_op(IntOp::Shr, -8, 1), Ok(-4));
@@ -305,12 +299,12 @@ mod tests {
         assert_eq!(to_int(&Value::Float(-2.9)).unwrap().to_display(), "-2");
         assert_eq!(to_int(&Value::str("42")).unwrap().to_display(), "42");
         assert_eq!(
-            to_int(&Value::str("abc")).unwrap_err(),
+            to_int(&Value::str("abc")).unwrap_err().to_string(),
             "invalid integer \"abc\""
         );
         for f in [f64::NAN, f64::INFINITY, 1e19, -1e19] {
             assert_eq!(
-                to_int(&Value::Float(f)).unwrap_err(),
+                to_int(&Value::Float(f)).unwrap_err().to_string(),
                 "float out of int range"
             );
         }
@@ -322,19 +316,23 @@ mod tests {
     fn index_and_slice_messages() {
         let x = l(&[1, 2, 3]);
         assert_eq!(
-            index(&x, &Value::Int(3), false).unwrap_err(),
+            index(&x, &Value::Int(3), false).unwrap_err().to_string(),
             "index out of range [3] with length 3"
         );
         assert_eq!(
-            index(&x, &Value::Int(-1), false).unwrap_err(),
+            index(&x, &Value::Int(-1), false).unwrap_err().to_string(),
             "index out of range [-1] with length 3"
         );
         assert_eq!(
-            slice(&x, Some(&Value::Int(2)), Some(&Value::Int(1))).unwrap_err(),
+            slice(&x, Some(&Value::Int(2)), Some(&Value::Int(1)))
+                .unwrap_err()
+                .to_string(),
             "slice bounds out of range [2:1] with length 3"
         );
         assert_eq!(
-            slice(&x, None, Some(&Value::Int(4))).unwrap_err(),
+            slice(&x, None, Some(&Value::Int(4)))
+                .unwrap_err()
+                .to_string(),
             "slice bounds out of range [0:4] with length 3"
         );
         let s = Value::str("hello");

@@ -2,8 +2,9 @@
 //! calls `exec::step` (the dispatch loop, a plain function) and awaits what
 //! `step` stopped for: a channel operation that must park, a select, a
 //! sleep, a yield, a tensor kernel or a received tensor's readiness; then it
-//! writes the result back (found from the waiting instruction's index) and
-//! calls `step` again.
+//! completes the waiting instruction (found from its index; a receive or
+//! select through `complete.rs`, as `step` does when it need not wait) and
+//! calls `step` again. A task that fails ends here (`Shared::end_failed`).
 //!
 //! Blocking protocol: `step` has already tried the non-blocking form; here
 //! the wait is recorded (`runtime::set_wait`) for deadlock reports, the
@@ -14,24 +15,21 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
-use weft_chan::{select_on, Chan, Outcome, Selected, WaitSlot};
+use weft_chan::{select_on, Chan, WaitSlot};
 use weft_rt::{self as runtime, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
 
-use super::code::{Func, FuncId, Instr, Program, Slot};
-use super::exec::{
-    case_end, in_flight, loc_of, mix, step, FrameCases, Shared, TaskState, Wait, BUDGET,
-};
-use super::ops::Fail;
+use super::code::{FuncId, Instr, Program, Slot};
+use super::complete::{complete_recv, complete_select, FrameCases};
+use super::error::{InternalError, RuntimeError};
+use super::exec::step;
+use super::state::{mix, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
 use super::tensor_ops;
 use super::value::Value;
 
-/// A boxed task future (boxing breaks the type cycle of tasks that spawn
-/// tasks).
-pub(super) type TaskFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send + 'static>>;
-
 /// The future of a task that runs `func` with the given slots preset (the
-/// arguments of a call, or the captured variables of a go block).
+/// arguments of a call, or the captured variables of a go block). `go`
+/// reaches it through `Shared::spawn`.
 pub(super) fn task(sh: Arc<Shared>, func: FuncId, init: Vec<(Slot, Value)>) -> TaskFuture {
     Box::pin(run_task(sh, func, init))
 }
@@ -39,7 +37,8 @@ pub(super) fn task(sh: Arc<Shared>, func: FuncId, init: Vec<(Slot, Value)>) -> T
 async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> TaskEnd {
     let prog = &sh.prog;
     let Some(f) = prog.funcs.get(entry as usize) else {
-        return TaskEnd::Returned;
+        let bug = InternalError::NoFunction(entry);
+        return sh.end_failed(Failure::at(None, 0, bug.into()));
     };
     if runtime::tracing() {
         runtime::set_task_name(f.name.clone());
@@ -68,43 +67,55 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
         let mut parked = false;
         match step(&sh, &mut st) {
             Wait::End(end) => return end,
+            Wait::Fail(f) => return sh.end_failed(f),
             Wait::Yield => runtime::yield_now().await,
             Wait::Nil { at } => {
-                st.wait(prog, WaitKind::NilChan, at);
+                st.record_wait(prog, WaitKind::NilChan, at);
                 std::future::pending::<()>().await;
             }
             Wait::Send { ch, val, at } => {
-                let Some(c) = st.chan_at(ch) else {
-                    return st.fail(prog, at, "send: lost its channel".into());
+                let Some(c) = chan_at(&st, ch) else {
+                    let bug = InternalError::LostChannel("send");
+                    return sh.end_failed(st.failure(prog, at, bug.into()));
                 };
-                st.wait(prog, WaitKind::ChanSend, at);
+                st.record_wait(prog, WaitKind::ChanSend, at);
                 let r = c.send_in(val, &mut slot).await;
                 runtime::clear_wait();
                 if r.is_err() {
-                    return st.fail(prog, at, "send on closed channel".into());
+                    return sh.end_failed(st.failure(prog, at, RuntimeError::SendOnClosed));
                 }
             }
             Wait::Recv { ch, at } => {
-                let Some(c) = st.chan_at(ch) else {
-                    return st.fail(prog, at, "receive: lost its channel".into());
+                let Some(c) = chan_at(&st, ch) else {
+                    let bug = InternalError::LostChannel("receive");
+                    return sh.end_failed(st.failure(prog, at, bug.into()));
                 };
-                st.wait(prog, WaitKind::ChanRecv, at);
+                st.record_wait(prog, WaitKind::ChanRecv, at);
                 let got = c.recv_in(&mut slot).await;
                 runtime::clear_wait();
-                if let Some(t) = st.deliver(prog, at, got) {
-                    if let Err(m) = wait_ready(&t).await {
-                        return st.fail(prog, at, m);
+                match recv_done(&mut st, prog, at, got) {
+                    Ok(None) => {}
+                    Ok(Some(t)) => {
+                        if let Err(e) = wait_ready(&t).await {
+                            return sh.end_failed(st.failure(prog, at, e));
+                        }
                     }
+                    Err(f) => return sh.end_failed(f),
                 }
             }
             Wait::Select { at } => {
-                let Some(Instr::Select { cases, .. }) = st.instr(prog, at) else {
-                    return st.fail(prog, at, "select: lost its instruction".into());
+                let Some(f) = st.func(prog) else {
+                    let bug = InternalError::NoFunction(st.cur);
+                    return sh.end_failed(Failure::at(None, at, bug.into()));
+                };
+                let Some(Instr::Select { cases, .. }) = f.code.get(at) else {
+                    let bug = InternalError::LostInstruction("select");
+                    return sh.end_failed(Failure::at(Some(f), at, bug.into()));
                 };
                 let fs = st.stack.get(st.base..).unwrap_or_default();
                 let src = match FrameCases::new(cases, fs) {
                     Ok(src) => src,
-                    Err(m) => return st.fail(prog, at, m),
+                    Err(e) => return sh.end_failed(Failure::at(Some(f), at, e)),
                 };
                 let chosen = {
                     let mut fut = select_on(&src, &mut st.rng, &mut slot);
@@ -112,32 +123,35 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                     match poll_once(&mut fut).await {
                         Poll::Ready(chosen) => chosen,
                         Poll::Pending => {
-                            st.wait(prog, WaitKind::Select, at);
+                            st.record_wait(prog, WaitKind::Select, at);
                             let chosen = fut.await;
                             runtime::clear_wait();
                             chosen
                         }
                     }
                 };
-                match st.selected(prog, at, chosen) {
-                    Err(end) => return end,
-                    Ok(Some(t)) => {
-                        if let Err(m) = wait_ready(&t).await {
-                            return st.fail(prog, at, m);
+                // Completed as `step` completes a select with a default.
+                match complete_select(st.frame_mut(), f, at, cases, chosen) {
+                    Ok((target, pending)) => {
+                        st.pc = target;
+                        if let Some(t) = pending {
+                            if let Err(e) = wait_ready(&t).await {
+                                return sh.end_failed(Failure::at(Some(f), at, e));
+                            }
                         }
                     }
-                    Ok(None) => {}
+                    Err(f) => return sh.end_failed(f),
                 }
             }
             Wait::Sleep { dur, at } => {
-                st.wait(prog, WaitKind::Sleep, at);
+                st.record_wait(prog, WaitKind::Sleep, at);
                 runtime::sleep(dur).await;
                 parked = true;
                 runtime::clear_wait();
             }
             Wait::Ready { t, at } => {
-                if let Err(m) = wait_ready(&t).await {
-                    return st.fail(prog, at, m);
+                if let Err(e) = wait_ready(&t).await {
+                    return sh.end_failed(st.failure(prog, at, e));
                 }
             }
             Wait::Tensor { op, args, at } => {
@@ -146,9 +160,12 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 let _hold = runtime::external_wait();
                 let _span = runtime::trace_span(op.name());
                 parked = true;
-                match tensor_ops::run(op, args).await {
-                    Ok(v) => st.write_out(prog, at, v),
-                    Err(m) => return st.fail(prog, at, m),
+                let done = match tensor_ops::run(op, args).await {
+                    Ok(v) => write_out(&mut st, prog, at, v),
+                    Err(e) => Err(st.failure(prog, at, e)),
+                };
+                if let Err(f) = done {
+                    return sh.end_failed(f);
                 }
             }
         }
@@ -166,141 +183,48 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
     }
 }
 
+/// The channel in slot `slot` of the current frame (`None`: nil, or not
+/// a channel, which `step` has ruled out before waiting on it).
+fn chan_at(st: &TaskState, slot: Slot) -> Option<&Chan<Value>> {
+    match st.stack.get(st.base + slot as usize) {
+        Some(Value::Chan(c)) => c.ch.as_ref(),
+        _ => None,
+    }
+}
+
+/// Completes the receive at `at` that waited, as `step` completes one
+/// that did not; returns a received tensor to wait for.
+fn recv_done(
+    st: &mut TaskState,
+    prog: &Program,
+    at: usize,
+    got: Option<Value>,
+) -> Result<Option<Box<Tensor>>, Failure> {
+    let Some(Instr::Recv { out, ok, zero, .. }) = st.instr(prog, at) else {
+        let bug = InternalError::LostInstruction("receive");
+        return Err(st.failure(prog, at, bug.into()));
+    };
+    Ok(complete_recv(st.frame_mut(), *out, *ok, zero, got))
+}
+
+/// Stores the result of the tensor op at `at`, which was awaited.
+fn write_out(st: &mut TaskState, prog: &Program, at: usize, v: Value) -> Result<(), Failure> {
+    let Some(Instr::Tensor { out, .. }) = st.instr(prog, at) else {
+        let bug = InternalError::LostInstruction("tensor op");
+        return Err(st.failure(prog, at, bug.into()));
+    };
+    st.frame_mut()[*out as usize] = v;
+    Ok(())
+}
+
 /// Polls `fut` once, within the caller's poll.
 async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
     std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *fut).poll(cx))).await
 }
 
-/// Bits of a site number that hold the instruction index; the function
-/// index sits above them (sites are below 2^56, see `runtime::set_wait_site`).
-const SITE_PC_BITS: u32 = 28;
-
-/// The site number of instruction `at` of function `func`, if it fits.
-#[inline]
-fn site_of(func: FuncId, at: usize) -> Option<u64> {
-    let (func, at) = (u64::from(func), at as u64);
-    (at < 1 << SITE_PC_BITS && func < 1 << (56 - SITE_PC_BITS)).then_some(func << SITE_PC_BITS | at)
-}
-
-/// The location of a site made by `site_of` (the runtime's resolver).
-pub(super) fn site_loc(prog: &Program, site: u64) -> runtime::SrcLoc {
-    let func = prog.funcs.get((site >> SITE_PC_BITS) as usize);
-    loc_of(func, (site & ((1 << SITE_PC_BITS) - 1)) as usize)
-}
-
-impl TaskState {
-    /// The channel in slot `slot` of the current frame (`None`: nil, or not
-    /// a channel, which `step` has ruled out before waiting on it).
-    fn chan_at(&self, slot: Slot) -> Option<&Chan<Value>> {
-        match self.stack.get(self.base + slot as usize) {
-            Some(Value::Chan(c)) => c.ch.as_ref(),
-            _ => None,
-        }
-    }
-
-    fn func<'p>(&self, prog: &'p Program) -> Option<&'p Func> {
-        prog.funcs.get(self.cur as usize)
-    }
-
-    fn loc(&self, prog: &Program, at: usize) -> runtime::SrcLoc {
-        loc_of(self.func(prog), at)
-    }
-
-    /// Records the wait of the instruction at `at` for deadlock reports:
-    /// as a site number (no allocation, see `site_loc`) when it fits.
-    #[inline]
-    fn wait(&self, prog: &Program, kind: WaitKind, at: usize) {
-        match site_of(self.cur, at) {
-            Some(site) => runtime::set_wait_site(kind, site),
-            None => runtime::set_wait(kind, self.loc(prog, at)),
-        }
-    }
-
-    fn fail(&self, prog: &Program, at: usize, msg: Fail) -> TaskEnd {
-        TaskEnd::Panic {
-            msg,
-            loc: self.loc(prog, at),
-        }
-    }
-
-    fn instr<'p>(&self, prog: &'p Program, at: usize) -> Option<&'p Instr> {
-        self.func(prog).and_then(|f| f.code.get(at))
-    }
-
-    fn set(&mut self, slot: Slot, v: Value) {
-        if let Some(s) = self.stack.get_mut(self.base + slot as usize) {
-            *s = v;
-        }
-    }
-
-    /// Completes a receive that waited; returns a received tensor to wait
-    /// for.
-    fn deliver(&mut self, prog: &Program, at: usize, got: Option<Value>) -> Option<Box<Tensor>> {
-        let pending = got.as_ref().and_then(in_flight);
-        if let Some(Instr::Recv { out, ok, zero, .. }) = self.instr(prog, at) {
-            let okv = got.is_some();
-            let (out, ok) = (*out, *ok);
-            if let Some(o) = out {
-                self.set(o, got.unwrap_or_else(|| zero.clone()));
-            }
-            if let Some(k) = ok {
-                self.set(k, Value::Bool(okv));
-            }
-        }
-        pending
-    }
-
-    /// Completes a select: stores what the chosen case received and jumps
-    /// to its block; returns a received tensor to wait for.
-    fn selected(
-        &mut self,
-        prog: &Program,
-        at: usize,
-        chosen: Selected<Value>,
-    ) -> Result<Option<Box<Tensor>>, TaskEnd> {
-        let Some(Instr::Select { cases, .. }) = self.instr(prog, at) else {
-            return Err(self.fail(prog, at, "select: lost its instruction".into()));
-        };
-        let Some(case) = cases.get(chosen.index) else {
-            return Err(self.fail(prog, at, "select: bad case index".into()));
-        };
-        let mut pending = None;
-        match chosen.outcome {
-            Outcome::Received(got) => {
-                let okv = got.is_some();
-                pending = got.as_ref().and_then(in_flight);
-                if let Some(o) = case.recv {
-                    self.set(o, got.unwrap_or_else(|| case.zero.clone()));
-                }
-                if let Some(k) = case.ok {
-                    self.set(k, Value::Bool(okv));
-                }
-            }
-            Outcome::Sent => {}
-            Outcome::SendClosed(_) => {
-                return Err(case_end(
-                    self.func(prog),
-                    at,
-                    case,
-                    "send on closed channel",
-                ))
-            }
-        }
-        self.pc = case.target as usize;
-        Ok(pending)
-    }
-
-    /// Stores the result of a tensor op that was awaited.
-    fn write_out(&mut self, prog: &Program, at: usize, v: Value) {
-        if let Some(Instr::Tensor { out, .. }) = self.instr(prog, at) {
-            self.set(*out, v);
-        }
-    }
-}
-
 /// Waits until a received tensor's values are on its device. A device or
 /// the compute pool, not a task, wakes the waiter: not a deadlock.
-async fn wait_ready(t: &Tensor) -> Result<(), Fail> {
+async fn wait_ready(t: &Tensor) -> Result<(), RuntimeError> {
     let _hold = runtime::external_wait();
-    t.ready().await.map_err(|e| e.to_string())
+    Ok(t.ready().await?)
 }

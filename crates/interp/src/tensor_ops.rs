@@ -14,26 +14,24 @@
 //! wait for them on the host, because the device orders its own stream. The
 //! host waits (`Tensor::ready`) only where values cross to it: the ops that
 //! return host values (`get`, `sum`, `mean`, `argmax_rows`, `to(t, "cpu")`),
-//! and a tensor received from a channel (`exec.rs` waits after the
-//! receive). Errors are the tensor module's messages.
+//! and a tensor received from a channel (`task.rs` waits after the
+//! receive). Errors are the tensor crate's `TensorError`s, whose messages
+//! are the panic messages.
 
 use std::sync::Arc;
 
 use weft_tensor::builtins::{self, Arg, Ret};
 
-use super::ops::{kind_error, Fail};
+use super::code::TensorOp;
+use super::error::RuntimeError;
 use super::value::Value;
 
-/// A tensor operation (builtin or operator on tensors): the tensor
-/// module's builtin table.
-pub use weft_tensor::builtins::Builtin as TensorOp;
-
 /// Runs a tensor op on its operands (in argument order).
-pub async fn run(op: TensorOp, args: Vec<Value>) -> Result<Value, Fail> {
+pub async fn run(op: TensorOp, args: Vec<Value>) -> Result<Value, RuntimeError> {
     if to_host(op, &args) {
         for a in &args {
             if let Value::Tensor(t) = a {
-                t.ready().await.map_err(|e| e.to_string())?;
+                t.ready().await?;
             }
         }
     }
@@ -41,10 +39,7 @@ pub async fn run(op: TensorOp, args: Vec<Value>) -> Result<Value, Fail> {
     for a in args {
         converted.push(arg(a)?);
     }
-    match builtins::call(op, converted).await {
-        Ok(r) => Ok(value(r)),
-        Err(e) => Err(e.to_string()),
-    }
+    Ok(value(builtins::call(op, converted).await?))
 }
 
 /// Whether `op` hands its operands' values to the host.
@@ -58,7 +53,7 @@ fn to_host(op: TensorOp, args: &[Value]) -> bool {
 
 /// The builtin argument of an operand: a list of ints is `[]int`, a list
 /// of numbers with a float is `[]float`.
-fn arg(v: Value) -> Result<Arg, Fail> {
+fn arg(v: Value) -> Result<Arg, RuntimeError> {
     Ok(match v {
         Value::Tensor(t) => Arg::Tensor(*t),
         Value::Int(n) => Arg::Int(n),
@@ -71,12 +66,12 @@ fn arg(v: Value) -> Result<Arg, Fail> {
                     .map(|v| match v {
                         Value::Float(x) => Ok(*x),
                         Value::Int(n) => Ok(*n as f64),
-                        other => Err(kind_error("[]float element", other)),
+                        other => Err(RuntimeError::unexpected("[]float element", other)),
                     })
                     .collect::<Result<_, _>>()?,
             ),
         },
-        other => return Err(kind_error("tensor operand", &other)),
+        other => return Err(RuntimeError::unexpected("tensor operand", &other)),
     })
 }
 

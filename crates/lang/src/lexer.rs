@@ -7,7 +7,7 @@
 //! Inserted semicolons have an empty span at the newline and the text "\n".
 
 use crate::diag::{Diagnostics, Span};
-use crate::parser::SyntaxError;
+use crate::syntax_error::SyntaxError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tok {

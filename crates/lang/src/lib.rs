@@ -7,9 +7,17 @@
 //! | [`check`](mod@check) | every typing rule of docs/language.md; tables for the lowering |
 //! | [`lower`] | the checked tree to a verified `ProgramDesc` through `weft_ir::builder` |
 //! | [`diag`] | errors and their rendering in the form of docs/language.md, "Compile errors" |
+//! | [`syntax_error`] | the catalogue of the lexer's and parser's messages |
+//! | [`types`] | the checker's types and their names in messages |
 //!
-//! Every message comes from a catalogue: [`parser::SyntaxError`] for the
-//! lexer and parser, [`check::CheckError`] for the checker.
+//! Layering (each module may import only those listed; checked by
+//! `crates/weft/tests/architecture.rs`): `diag` and `types` nothing;
+//! `ast` and `syntax_error` `diag`; `lexer` `diag`, `syntax_error`;
+//! `parser` `ast`, `diag`, `lexer`, `syntax_error`; `check` `ast`, `diag`,
+//! `types`; `lower` `ast`, `check`, `diag`, `types`.
+//!
+//! Every message comes from a catalogue: [`SyntaxError`](syntax_error::SyntaxError)
+//! for the lexer and parser, [`check::CheckError`] for the checker.
 //!
 //! `compile` and `check` run the whole pipeline and return every error of
 //! the file at once (`Diagnostics`, in source order); `parse` exposes the
@@ -25,6 +33,7 @@ pub mod diag;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
+pub mod syntax_error;
 pub mod types;
 
 pub use diag::{Diagnostic, Diagnostics, Span};

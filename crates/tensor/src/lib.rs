@@ -16,13 +16,27 @@
 //!   flag (cuBLAS's op flags); any other kernel gets a row-major copy made
 //!   once on the device (`place::dense`).
 //!
-//! Table of contents: `create` (zeros, ones, full, randn, tensor_from,
-//! shape, numel), `elementwise` (+ - * /, broadcasting, relu, exp, ...),
-//! `mathf` (vectorizable exp and ln), `reduce` (sum, mean, softmax, argmax_rows, ...), `linalg` (matmul,
-//! transpose), `index` (rows, gather, get, onehot), `dataset`
-//! (load_dataset), `compute` (the compute pool for long kernels), `place`
-//! (devices, to, and running kernels where their operands live),
-//! `builtins` (one async entry point for the interpreter).
+//! Table of contents:
+//!
+//! | file | what |
+//! |---|---|
+//! | `create.rs` | zeros, ones, full, randn, tensor_from, shape, numel |
+//! | `elementwise.rs` | + - * /, broadcasting, relu, exp, ... |
+//! | `mathf.rs` | vectorizable exp and ln |
+//! | `reduce.rs` | sum, mean, softmax, argmax_rows, ... |
+//! | `linalg.rs` | matmul, transpose |
+//! | `index.rs` | rows, gather, get, onehot |
+//! | `dataset.rs` | load_dataset |
+//! | `compute.rs` | the compute pool for long kernels |
+//! | `place.rs` | devices, to, and running kernels where their operands live |
+//! | `builtins.rs` | one async entry point for the interpreter |
+//! | `error.rs` | `TensorError`, whose `Display` is the panic message |
+//! | `device/` | the `Device` trait, the registry, the CUDA backend |
+//!
+//! Layering: `device` imports nothing of the crate; `place` imports
+//! `device`; the kernels (`elementwise`, `reduce`, `linalg`, `index`)
+//! import `place` and `device`; `builtins` imports `compute`. No module
+//! imports one that imports it.
 
 pub mod builtins;
 mod compute;

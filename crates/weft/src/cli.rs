@@ -3,7 +3,10 @@
 //!
 //! Exit codes: 0 success; 1 the program does not compile or a file cannot be
 //! read or written; 2 a runtime panic or deadlock (or a usage error, as clap
-//! reports it); `exit(code)` exits with `code`.
+//! reports it); 70 an internal error, a bug in Weft rather than in the
+//! program (`weft: internal error: ...; this is a bug in Weft, please report
+//! it`); `exit(code)` exits with `code`. The run's report (stderr text and
+//! code) comes from `weft_interp::render_outcome`.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

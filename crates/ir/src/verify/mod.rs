@@ -11,6 +11,10 @@
 //! its meaning (`rules.rs`), and control flow (`flow.rs`: break, continue,
 //! return, go captures). Walks up the tree are bounded by the block count, so
 //! a malformed tree never loops.
+//!
+//! Files: `mod.rs` (the passes over blocks, declarations and variables),
+//! `error.rs` (`VerifyError` and the catalogue `IssueKind`), `ops.rs`,
+//! `rules.rs`, `flow.rs`.
 
 mod error;
 mod flow;

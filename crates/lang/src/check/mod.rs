@@ -15,6 +15,12 @@
 //!
 //! Errors: every error is a [`CheckError`] (`error.rs`, the catalogue of
 //! the checker's messages), reported with `Checker::error`.
+//!
+//! Files: `mod.rs` (scopes, declarations, the driver), `stmt.rs`
+//! (statements), `expr.rs` (expressions and untyped constants),
+//! `convert.rs` (assignability and conversions), `builtins.rs` (builtin
+//! calls), `terminate.rs` (the terminating-statement rule), `error.rs`
+//! (the message catalogue).
 
 mod builtins;
 mod convert;

@@ -12,6 +12,9 @@
 //! only an expression's final op writes an assignment's destination, so
 //! `x = y && x` reads the old `x`. Every op carries the location of the start
 //! of its statement or expression.
+//!
+//! Files: `mod.rs` (functions, variables, the builder), `stmt.rs`
+//! (statements and control flow), `expr.rs` (expressions into temporaries).
 
 mod expr;
 mod stmt;

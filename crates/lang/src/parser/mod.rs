@@ -10,12 +10,15 @@
 //! Composite literals `Name{...}` are not recognised in the header of `if`,
 //! `for` and `switch` (Go's rule: `if x == T{}` needs parentheses); `no_lit`
 //! tracks that and is cleared inside parentheses and brackets.
+//!
+//! Files: `mod.rs` (the parser's state, tokens, recovery, declarations),
+//! `stmt.rs` (statements), `expr.rs` (expressions, precedence climbing);
+//! messages come from `crate::syntax_error`.
 
-mod error;
 mod expr;
 mod stmt;
 
-pub use error::SyntaxError;
+pub use crate::syntax_error::SyntaxError;
 
 use crate::ast::*;
 use crate::diag::{line_col, Diagnostics, Span};

@@ -13,6 +13,9 @@
 //!   wakes the waiter (Dekker-style: the adder publishes the deadline, then
 //!   reads `sleeping_until`; the waiter publishes `sleeping_until`, then
 //!   reads the deadline; with SeqCst one of them sees the other).
+//!
+//! Files: `mod.rs` (the `Driver`: the poll lock, waits and wakes),
+//! `timer.rs` (the timer heap), `io.rs` (I/O sources and their readiness).
 
 pub mod io;
 pub mod timer;

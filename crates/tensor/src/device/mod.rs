@@ -18,6 +18,12 @@
 //!   waits), the host waits for it through `Event::wait`.
 //! - Probing happens once, on first use; a missing driver is not an error,
 //!   only a note (`backend_notes`) and no CUDA devices.
+//!
+//! Files: `mod.rs` (the `Device` trait, buffers, events, operator codes),
+//! `registry.rs` (the devices present, probed once), `cuda.rs` (the CUDA
+//! backend: cuBLAS, streams, `--features cuda`), `cuda_kernels.rs` (NVRTC
+//! kernel sources and launches), `cuda_rowwise.rs` (row-wise reductions),
+//! `cuda_stub.rs` (the stand-in without the feature).
 
 mod registry;
 

@@ -1,0 +1,150 @@
+//! The completion of a receive and of a select, written once for both
+//! paths that reach it: `step`'s fast path (the channel was ready) and
+//! `run_task`'s parked path (the task waited). Completing stores the
+//! received value (or the element's zero value from a closed channel) and
+//! `ok` in their slots; a select then goes to the chosen case's block, or
+//! fails when the chosen case sent on a closed channel.
+//!
+//! Also here: `chan_ref` (a slot's channel) and `FrameCases` (a select's
+//! cases as the select protocol sees them, read from the frame).
+
+use weft_chan::{Cases, Chan, Outcome, Selected};
+use weft_tensor::Tensor;
+
+use super::code::{Func, SelCase, Slot};
+use super::error::{InternalError, RuntimeError};
+use super::frame::dup;
+use super::state::{loc_of, Failure};
+use super::value::Value;
+
+/// The channel a slot holds (`None`: nil).
+#[inline(always)]
+pub(super) fn chan_ref(v: &Value) -> Result<Option<&Chan<Value>>, RuntimeError> {
+    match v {
+        Value::Chan(c) => Ok(c.ch.as_ref()),
+        other => Err(RuntimeError::unexpected("channel", other)),
+    }
+}
+
+/// The tensor to wait for after receiving `v`, if it is one whose values
+/// may not be there yet (on a device).
+#[inline]
+pub(super) fn in_flight(v: &Value) -> Option<Box<Tensor>> {
+    match v {
+        Value::Tensor(t) if t.host_values().is_none() => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// Completes a receive into the frame `fs`: the value received (`None`:
+/// the channel is closed and drained, so the element's `zero`) goes to
+/// `out`, whether one came to `ok`. Returns a received tensor still in
+/// flight to its device, for the receiver to wait for.
+#[inline(always)]
+pub(super) fn complete_recv(
+    fs: &mut [Value],
+    out: Option<Slot>,
+    ok: Option<Slot>,
+    zero: &Value,
+    got: Option<Value>,
+) -> Option<Box<Tensor>> {
+    let okv = got.is_some();
+    let pending = got.as_ref().and_then(in_flight);
+    if let Some(o) = out {
+        fs[o as usize] = got.unwrap_or_else(|| zero.clone());
+    }
+    if let Some(k) = ok {
+        fs[k as usize] = Value::Bool(okv);
+    }
+    pending
+}
+
+/// Completes the select at `at` of `f` (its `cases`) into the frame `fs`:
+/// stores what the chosen case received and returns the first instruction
+/// of the case's block, with a received tensor to wait for. A chosen send
+/// on a closed channel fails.
+#[inline]
+pub(super) fn complete_select(
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    cases: &[SelCase],
+    chosen: Selected<Value>,
+) -> Result<(usize, Option<Box<Tensor>>), Failure> {
+    let Some(case) = cases.get(chosen.index) else {
+        let bug = InternalError::BadCaseIndex {
+            index: chosen.index,
+            cases: cases.len(),
+        };
+        return Err(Failure::at(Some(f), at, bug.into()));
+    };
+    let pending = match chosen.outcome {
+        Outcome::Received(got) => complete_recv(fs, case.recv, case.ok, &case.zero, got),
+        Outcome::Sent => None,
+        Outcome::SendClosed(_) => return Err(send_closed(f, at, case)),
+    };
+    Ok((case.target as usize, pending))
+}
+
+/// A chosen send case on a closed channel: a panic located at the case
+/// when the IR gave its location (docs/language.md, "Details"), else at
+/// the `select`.
+#[cold]
+#[inline(never)]
+fn send_closed(f: &Func, at: usize, case: &SelCase) -> Failure {
+    Failure {
+        err: RuntimeError::SendOnClosed,
+        loc: case.loc.clone().unwrap_or_else(|| loc_of(Some(f), at)),
+    }
+}
+
+/// A `select` instruction's cases over the frame `fs`: the select reads
+/// the channels and send values where they are (no case list is built).
+pub(super) struct FrameCases<'s> {
+    cases: &'s [SelCase],
+    fs: &'s [Value],
+}
+
+impl<'s> FrameCases<'s> {
+    /// Checks that every case names a channel (or nil).
+    pub(super) fn new(cases: &'s [SelCase], fs: &'s [Value]) -> Result<Self, RuntimeError> {
+        for c in cases {
+            if let Some(v) = fs.get(c.chan as usize) {
+                chan_ref(v)?;
+            }
+        }
+        Ok(FrameCases { cases, fs })
+    }
+}
+
+impl Cases<Value> for FrameCases<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.cases.len()
+    }
+    #[inline]
+    fn chan(&self, i: usize) -> Option<&Chan<Value>> {
+        match self.fs.get(self.cases.get(i)?.chan as usize)? {
+            Value::Chan(c) => c.ch.as_ref(),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn is_send(&self, i: usize) -> bool {
+        self.cases
+            .get(i)
+            .is_some_and(|c| c.send && c.value.is_some())
+    }
+    #[inline]
+    fn take_value(&self, i: usize) -> Option<Value> {
+        let c = self.cases.get(i)?;
+        if !c.send {
+            return None;
+        }
+        self.fs.get(c.value? as usize).map(dup)
+    }
+    #[inline]
+    fn put_back(&self, _: usize, _: Value) {
+        // The frame still holds the value: the taken copy is dropped.
+    }
+}

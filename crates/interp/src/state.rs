@@ -1,0 +1,238 @@
+//! What a task runs on, shared by the dispatch loop (`exec.rs`) and the
+//! async half that awaits (`task.rs`): the run's `Shared` state, a task's
+//! `TaskState` and saved caller `Frame`s, `Wait` (why `step` stopped), a
+//! `Failure` and how it ends the task, the preemption budget, per-task
+//! seeds, and the source locations of instructions and wait sites.
+//!
+//! Engine bugs (`RuntimeError::Internal`) end the task like a panic (the
+//! runtime ends the run on it) and are also recorded in `Shared::internal`,
+//! so the run reports them as what they are (`lib.rs`, `report.rs`), never
+//! as a program panic.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use weft_rt::{self as runtime, SrcLoc, TaskEnd, WaitKind};
+use weft_tensor::Tensor;
+
+use super::code::{Func, FuncId, Instr, Pc, Program, Slot, TensorOp};
+use super::error::{InternalError, RuntimeError};
+use super::output::Output;
+use super::value::{Ty, Value};
+
+/// Backward jumps and calls a task runs before it yields.
+pub(super) const BUDGET: u32 = 2000;
+
+/// A boxed task future (boxing breaks the type cycle of tasks that spawn
+/// tasks).
+pub(super) type TaskFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send + 'static>>;
+
+/// Makes the future of a task that runs `func` with the given slots preset
+/// (the arguments of a call, or the captured variables of a go block).
+pub(super) type SpawnFn = fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>) -> TaskFuture;
+
+/// What every task of a run shares.
+pub(super) struct Shared {
+    pub prog: Program,
+    pub out: Output,
+    /// `args()`: the program's arguments as a `[]string` value.
+    pub args: Value,
+    pub seed: u64,
+    /// The element type of `after`'s channels.
+    pub int_ty: Arc<Ty>,
+    /// How `go` makes a task's future: `task::task`. Passed in (by
+    /// `lib.rs`) so that the dispatch loop does not import the async half
+    /// that calls it.
+    pub spawn: SpawnFn,
+    /// The first engine bug of the run, if any.
+    pub internal: Mutex<Option<InternalFailure>>,
+}
+
+/// An engine bug, where it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct InternalFailure {
+    pub task: u64,
+    pub error: InternalError,
+    pub loc: SrcLoc,
+}
+
+impl Shared {
+    /// How a task that failed ends: a program panic at the failure's
+    /// location. An engine bug ends it the same way (so the runtime ends
+    /// the run) and is recorded for the run's report.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn end_failed(&self, f: Failure) -> TaskEnd {
+        let Failure { err, loc } = f;
+        if let RuntimeError::Internal(error) = err {
+            let msg = format!("internal error: {error}");
+            let mut slot = self.internal.lock();
+            if slot.is_none() {
+                *slot = Some(InternalFailure {
+                    task: runtime::current_task(),
+                    error: *error,
+                    loc: loc.clone(),
+                });
+            }
+            return TaskEnd::Panic { msg, loc };
+        }
+        TaskEnd::Panic {
+            msg: err.to_string(),
+            loc,
+        }
+    }
+}
+
+/// A task's failure and where it happened.
+pub(super) struct Failure {
+    pub err: RuntimeError,
+    pub loc: SrcLoc,
+}
+
+impl Failure {
+    /// A failure of the instruction at `at` of `f`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn at(f: Option<&Func>, at: usize, err: RuntimeError) -> Failure {
+        Failure {
+            err,
+            loc: loc_of(f, at),
+        }
+    }
+}
+
+/// A caller's saved state.
+pub(super) struct Frame {
+    pub func: FuncId,
+    pub pc: Pc,
+    pub base: usize,
+    /// The caller's slot that receives the result.
+    pub ret: Option<Slot>,
+}
+
+/// A task's interpreter state: everything `step` needs between awaits.
+pub(super) struct TaskState {
+    pub stack: Vec<Value>,
+    pub frames: Vec<Frame>,
+    pub cur: FuncId,
+    pub pc: usize,
+    pub base: usize,
+    pub budget: u32,
+    pub rng: fastrand::Rng,
+}
+
+/// Why `step` stopped: the task ended or failed, or it must await
+/// something. The instruction index `at` names the op that waits (its
+/// location is the wait's location, and it says where results go).
+pub(super) enum Wait {
+    End(TaskEnd),
+    Fail(Failure),
+    Yield,
+    Nil {
+        at: usize,
+    },
+    /// A send that must park; `ch` is the slot of the (non-nil) channel,
+    /// borrowed from the frame while waiting rather than cloned.
+    Send {
+        ch: Slot,
+        val: Value,
+        at: usize,
+    },
+    /// A receive that must park; `ch` as for `Send`.
+    Recv {
+        ch: Slot,
+        at: usize,
+    },
+    /// A select without `default`: `run_task` builds it from the frame
+    /// (borrowing the channels) and awaits it.
+    Select {
+        at: usize,
+    },
+    Sleep {
+        dur: Duration,
+        at: usize,
+    },
+    Tensor {
+        op: TensorOp,
+        args: Vec<Value>,
+        at: usize,
+    },
+    /// A tensor just received from a channel, still in flight to its
+    /// device: the receiver waits for it (issue 7).
+    Ready {
+        t: Box<Tensor>,
+        at: usize,
+    },
+}
+
+impl TaskState {
+    /// The function the task is running.
+    pub(super) fn func<'p>(&self, prog: &'p Program) -> Option<&'p Func> {
+        prog.funcs.get(self.cur as usize)
+    }
+
+    /// The instruction at `at` of the function the task is running.
+    pub(super) fn instr<'p>(&self, prog: &'p Program, at: usize) -> Option<&'p Instr> {
+        self.func(prog).and_then(|f| f.code.get(at))
+    }
+
+    /// The current frame.
+    pub(super) fn frame_mut(&mut self) -> &mut [Value] {
+        self.stack.get_mut(self.base..).unwrap_or_default()
+    }
+
+    /// A failure of the instruction at `at`.
+    #[cold]
+    pub(super) fn failure(&self, prog: &Program, at: usize, err: RuntimeError) -> Failure {
+        Failure::at(self.func(prog), at, err)
+    }
+
+    /// Records the wait of the instruction at `at` for deadlock reports:
+    /// as a site number (no allocation, see `site_loc`) when it fits.
+    #[inline]
+    pub(super) fn record_wait(&self, prog: &Program, kind: WaitKind, at: usize) {
+        match site_of(self.cur, at) {
+            Some(site) => runtime::set_wait_site(kind, site),
+            None => runtime::set_wait(kind, loc_of(self.func(prog), at)),
+        }
+    }
+}
+
+/// splitmix64, to derive per-task seeds from the run seed and the task id.
+pub(super) fn mix(seed: u64, task: u64) -> u64 {
+    let mut z = seed ^ task.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The source location of instruction `at` of `f` (`?:0:0` without one).
+pub(super) fn loc_of(f: Option<&Func>, at: usize) -> SrcLoc {
+    f.and_then(|f| f.locs.get(at).or(f.locs.last()))
+        .cloned()
+        .unwrap_or_else(|| SrcLoc {
+            file: Arc::from("?"),
+            line: 0,
+            col: 0,
+        })
+}
+
+/// Bits of a site number that hold the instruction index; the function
+/// index sits above them (sites are below 2^56, see `runtime::set_wait_site`).
+const SITE_PC_BITS: u32 = 28;
+
+/// The site number of instruction `at` of function `func`, if it fits.
+#[inline]
+fn site_of(func: FuncId, at: usize) -> Option<u64> {
+    let (func, at) = (u64::from(func), at as u64);
+    (at < 1 << SITE_PC_BITS && func < 1 << (56 - SITE_PC_BITS)).then_some(func << SITE_PC_BITS | at)
+}
+
+/// The location of a site made by `site_of` (the runtime's resolver).
+pub(super) fn site_loc(prog: &Program, site: u64) -> SrcLoc {
+    let func = prog.funcs.get((site >> SITE_PC_BITS) as usize);
+    loc_of(func, (site & ((1 << SITE_PC_BITS) - 1)) as usize)
+}
