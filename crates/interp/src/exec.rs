@@ -264,7 +264,13 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Select {
                 cases,
                 default: Some(d),
-            } => rare!(select_now(fs, rng, f, at, cases, *d, &mut pc)),
+            } => {
+                // The next pc comes back by value: taking `&mut pc` would
+                // keep `pc` in memory for the whole loop (7% on `arith`).
+                let (next, flow) = select_now(fs, rng, f, at, cases, *d, pc);
+                pc = next;
+                rare!(flow)
+            }
             Instr::After { ms, out } => rare!(after(sh, fs, f, at, *ms, *out)),
             Instr::Sleep { ms } => {
                 let ms = tri!(ops::millis(&s!(*ms)));
@@ -616,25 +622,21 @@ fn select_now(
     at: usize,
     cases: &[SelCase],
     default: Pc,
-    pc: &mut usize,
-) -> ControlFlow<Wait> {
+    pc: usize,
+) -> (usize, ControlFlow<Wait>) {
     let chosen = match FrameCases::new(cases, fs) {
         Ok(src) => try_select_on(&src, rng),
-        Err(e) => return Break(fail(f, at, e)),
+        Err(e) => return (pc, Break(fail(f, at, e))),
     };
     let Some(chosen) = chosen else {
-        *pc = default as usize;
-        return Continue(());
+        return (default as usize, Continue(()));
     };
     match complete_select(fs, f, at, cases, chosen) {
-        Ok((target, pending)) => {
-            *pc = target;
-            match pending {
-                Some(t) => Break(Wait::Ready { t, at }),
-                None => Continue(()),
-            }
-        }
-        Err(e) => Break(Wait::Fail(e)),
+        Ok((target, pending)) => match pending {
+            Some(t) => (target, Break(Wait::Ready { t, at })),
+            None => (target, Continue(())),
+        },
+        Err(e) => (pc, Break(Wait::Fail(e))),
     }
 }
 
