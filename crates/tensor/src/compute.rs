@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 use crossbeam_channel::{unbounded, Sender};
-use parking_lot::Mutex;
+use weft_chan::loom::Mutex;
 
 use super::Tensor;
 

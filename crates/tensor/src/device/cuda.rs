@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
-use parking_lot::Mutex;
+use weft_chan::loom::Mutex;
 
 use super::cuda_kernels::{self, alloc_out, Kernels};
 use super::{
