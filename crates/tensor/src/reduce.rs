@@ -1,7 +1,10 @@
 //! Reductions: `sum mean sum_rows argmax_rows softmax`.
 //!
 //! `sum` and `mean` accumulate in f64 (the language's float) over f32
-//! values. `softmax` works on rows (a 1-d tensor is one row) and subtracts
+//! values. Every sum starts from +0.0, as the GPU kernels do, so the sum of
+//! an empty tensor (and of empty rows) is `0.0`, never `-0.0` (Rust's
+//! `Iterator::sum` starts from -0.0); NaN and infinities propagate as IEEE
+//! addition has them. `softmax` works on rows (a 1-d tensor is one row) and subtracts
 //! each row's maximum before `exp`, so large inputs do not overflow.
 //! On a device each offers the work to the backend's hook (`Device::sum`,
 //! `sum_rows`, `argmax_rows`, `softmax`); `sum` and `argmax_rows` bring
@@ -41,8 +44,7 @@ pub fn sum(t: &Tensor) -> Result<f64, TensorError> {
     Ok(h.host_values()
         .unwrap_or(&[])
         .iter()
-        .map(|&x| f64::from(x))
-        .sum())
+        .fold(0.0, |s, &x| s + f64::from(x)))
 }
 
 /// `mean(t)`: the mean of all elements (NaN for an empty tensor, as 0/0).

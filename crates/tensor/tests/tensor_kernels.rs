@@ -313,6 +313,57 @@ fn empty_tensors() {
     assert_eq!(vals(&p), vec![0.0; 6]);
 }
 
+/// An empty sum is +0.0 (it printed `-0.0`: Rust's `Iterator::sum` of
+/// floats starts from -0.0), whatever the reduction; sums start from +0.0
+/// as the GPU kernels do, and NaN and infinities still propagate.
+#[test]
+fn empty_sums_are_positive_zero() {
+    let positive_zero = |x: f64| x == 0.0 && x.is_sign_positive();
+    for dims in [&[0][..], &[0, 3], &[3, 0], &[2, 0, 4]] {
+        let e = tensor::zeros(dims).unwrap();
+        let s = tensor::sum(&e).unwrap();
+        assert!(positive_zero(s), "sum of {dims:?} is {s:?}");
+        assert!(tensor::mean(&e).unwrap().is_nan(), "mean of {dims:?}");
+    }
+    assert!(positive_zero(tensor::sum(&Tensor::default()).unwrap()));
+    // The columns of zero rows, and a product with an empty inner dimension.
+    let cols = tensor::sum_rows(&tensor::zeros(&[0, 3]).unwrap()).unwrap();
+    assert!(
+        vals(&cols).iter().all(|&x| positive_zero(f64::from(x))),
+        "{:?}",
+        vals(&cols)
+    );
+    let p = tensor::matmul(
+        &tensor::zeros(&[2, 0]).unwrap(),
+        &tensor::zeros(&[0, 3]).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        vals(&p).iter().all(|&x| positive_zero(f64::from(x))),
+        "{:?}",
+        vals(&p)
+    );
+    // Negative zeros add up to +0.0, as on the GPU and in `sum_rows`.
+    let nz = t(&[2, 2], &[-0.0; 4]);
+    assert!(positive_zero(tensor::sum(&nz).unwrap()));
+    assert!(positive_zero(tensor::mean(&nz).unwrap()));
+    assert!(vals(&tensor::sum_rows(&nz).unwrap())
+        .iter()
+        .all(|x| x.is_sign_positive()));
+    // Otherwise IEEE: a NaN or an infinity propagates, opposite infinities give NaN.
+    assert!(tensor::sum(&t(&[3], &[1.0, f32::NAN, 2.0]))
+        .unwrap()
+        .is_nan());
+    assert_eq!(
+        tensor::sum(&t(&[2], &[1.0, f32::INFINITY])).unwrap(),
+        f64::INFINITY
+    );
+    assert!(tensor::sum(&t(&[2], &[f32::NEG_INFINITY, f32::INFINITY]))
+        .unwrap()
+        .is_nan());
+    assert_eq!(tensor::sum(&t(&[3], &[-1.5, 0.5, -2.0])).unwrap(), -3.0);
+}
+
 #[test]
 fn debug_form_is_short() {
     let t = tensor::zeros(&[100, 100]).unwrap();

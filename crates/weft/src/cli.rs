@@ -1,18 +1,38 @@
 //! The `weft` command line: argument parsing (clap) and the four commands of
 //! docs/language.md, "Errors and exit codes" (`run`, `check`, `build`, `dump`) plus `trace`.
 //!
-//! Exit codes: 0 success; 1 the program does not compile or a file cannot be
-//! read or written; 2 a runtime panic or deadlock (or a usage error, as clap
-//! reports it); 70 an internal error, a bug in Weft rather than in the
-//! program (`weft: internal error: ...; this is a bug in Weft, please report
-//! it`); `exit(code)` exits with `code`. The run's report (stderr text and
-//! code) comes from `weft_interp::render_outcome`.
+//! Exit codes: 0 success (and `--help`, `--version`); 1 the program does not
+//! compile or a file cannot be read or written; 2 a runtime panic or
+//! deadlock; 64 a usage error (`EX_USAGE` of `sysexits.h`: an unknown flag,
+//! a missing argument, a bad number; clap's message on stderr); 70 an
+//! internal error, a bug in Weft rather than in the program (`weft:
+//! internal error: ...; this is a bug in Weft, please report it`);
+//! `exit(code)` exits with `code`. The run's report (stderr text and code)
+//! comes from `weft_interp::render_outcome`.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use weft_ir::pb::ProgramDesc;
+
+/// The exit code of a usage error (`EX_USAGE` of BSD's `sysexits.h`), apart
+/// from a program's panic (2).
+pub const EXIT_USAGE: i32 = 64;
+
+/// Parses the process's arguments. A usage error is printed (on stderr)
+/// and becomes `Err(EXIT_USAGE)`; `--help` and `--version` print on stdout
+/// and become `Err(0)`. clap's own `Error::exit` would use 2 for both
+/// usage errors and nothing else, the code of a program's panic.
+pub fn parse() -> Result<Cli, i32> {
+    Cli::try_parse().map_err(|e| {
+        let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+        // Printing fails only when stdout or stderr is closed; the exit
+        // code still tells.
+        let _ = e.print();
+        code
+    })
+}
 
 /// Weft: a CSP-style concurrent dataflow engine.
 #[derive(Debug, Parser)]
@@ -129,6 +149,14 @@ fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
     if std::io::stderr().is_terminal() {
         weft_tensor::device::set_note_sink(|note| eprintln!("weft: note: {note}"));
     }
+    // The trace file is created before the program runs, so a path that
+    // cannot be written is an error now, not a trace silently missing after
+    // the run; the runtime writes the timeline into it when the run ends.
+    if let Some(path) = &a.trace {
+        if let Err(e) = std::fs::File::create(path) {
+            return fail(format!("cannot write trace {}: {e}", path.display()));
+        }
+    }
     let cfg = weft_interp::RunConfig {
         workers: a
             .workers
@@ -190,7 +218,12 @@ pub fn load(path: &Path) -> Result<ProgramDesc, i32> {
     }
     let src = match String::from_utf8(bytes) {
         Ok(s) => s,
-        Err(_) => return Err(fail(format!("{shown}: source is not valid UTF-8"))),
+        Err(e) => {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(not_utf8(&shown, e.as_bytes(), e.utf8_error()).as_bytes());
+            let _ = err.flush();
+            return Err(1);
+        }
     };
     match weft_lang::compile(&shown, &src) {
         Ok(prog) => Ok(prog),
@@ -201,4 +234,21 @@ pub fn load(path: &Path) -> Result<ProgramDesc, i32> {
             Err(1)
         }
     }
+}
+
+/// The compile error of a source file that is not UTF-8, at its first
+/// invalid byte, in the form of docs/language.md, "Compile errors":
+/// `FILE:LINE:COL: error: source is not valid UTF-8 (byte 0xNN)`, the line
+/// (each invalid sequence shown as U+FFFD) and a caret under that byte.
+fn not_utf8(shown: &str, bytes: &[u8], e: std::str::Utf8Error) -> String {
+    let at = e.valid_up_to();
+    // Everything before `at` is valid, so it keeps its offsets in the lossy
+    // text, where the invalid sequence becomes one U+FFFD.
+    let lossy = String::from_utf8_lossy(bytes);
+    let mut diags = weft_lang::Diagnostics::new(shown);
+    diags.error(
+        weft_lang::Span::new(at, at + '\u{FFFD}'.len_utf8()),
+        format!("source is not valid UTF-8 (byte 0x{:02x})", bytes[at]),
+    );
+    diags.render(&lossy)
 }

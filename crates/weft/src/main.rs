@@ -3,15 +3,15 @@
 mod cli;
 mod tracesvg;
 
-use clap::Parser;
-
 /// Counts allocated bytes so `weft run --max-memory` can stop a program
 /// that allocates without end (see `weft_rt::memlimit`).
 #[global_allocator]
 static ALLOC: weft_rt::memlimit::CountingAlloc = weft_rt::memlimit::CountingAlloc;
 
 fn main() {
-    let cli = cli::Cli::parse();
-    let code = cli::main_with(cli);
+    let code = match cli::parse() {
+        Ok(cli) => cli::main_with(cli),
+        Err(code) => code,
+    };
     std::process::exit(code);
 }

@@ -6,12 +6,23 @@
 //! - `weft dump` of the source and of the compiled file agree;
 //! - `weft check` reports every error with exit code 1; unreadable, corrupt
 //!   and truncated inputs get a clear message, never a panic;
-//! - `--help` works on every subcommand; `--workers 0` is a usage error;
-//! - `weft run --trace` writes a trace that `weft trace` draws.
+//! - `--help` and `--version` exit 0 on stdout; usage errors (`--workers 0`,
+//!   an unknown flag, a missing file, a bad number) exit 64;
+//! - `weft run --trace` writes a trace that `weft trace` draws, and a trace
+//!   path that cannot be written is an error before the program runs;
+//! - a source file that is not UTF-8 is a compile error at its first
+//!   invalid byte;
+//! - printed lines reach a pipe or a file as they are printed, a run killed
+//!   by SIGKILL loses none, and a panic or deadlock report follows the last
+//!   line;
+//! - `sum` of an empty tensor prints `0.0`.
 
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 fn weft() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weft"))
@@ -245,14 +256,48 @@ fn help_on_every_subcommand_and_usage_errors() {
         let out = weft().args([sub, "--help"]).output().unwrap();
         assert!(out.status.success(), "{sub} --help");
         assert!(text(&out.stdout).contains("Usage: weft"), "{sub}");
+        assert!(out.stderr.is_empty(), "{sub}");
     }
-    let out = weft()
-        .args(["run", "examples/sieve.weft", "--workers", "0"])
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("--workers"));
+    for help in [&["--help"][..], &["help"], &["help", "run"]] {
+        let out = weft().args(help).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{help:?}");
+        assert!(text(&out.stdout).contains("Usage: weft"), "{help:?}");
+    }
+    let out = weft().arg("--version").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).starts_with("weft "),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// A usage error exits 64 (`EX_USAGE`), apart from a program's panic (2),
+/// with clap's message on stderr and nothing on stdout; the program does
+/// not run.
+#[test]
+fn usage_errors_exit_64() {
+    let file = tmp("usage.weft");
+    fs::write(&file, "func main() { print(\"ran\") }\n").unwrap();
+    let f = file.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", f, "--workers", "0"], "--workers"),
+        (&["run", f, "--workers", "many"], "--workers"),
+        (&["run", f, "--seed", "-1"], "-1"),
+        (&["run", f, "--max-memory", "0"], "--max-memory"),
+        (&["run", f, "--bogus"], "--bogus"),
+        (&["run"], "<FILE>"),
+        (&["build", f], "--output"),
+        (&["frobnicate", f], "frobnicate"),
+        (&[], "Usage: weft"),
+    ];
+    for (args, names) in cases {
+        let out = weft().args(*args).output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
 }
 
 #[test]
@@ -337,4 +382,237 @@ fn resource_limits_stop_runaway_programs_with_a_clear_panic() {
         err.starts_with("panic: out of memory: the program uses more than 64 MiB (--max-memory)\n"),
         "{err}"
     );
+}
+
+/// `weft run --trace PATH` with a PATH that cannot be created fails at
+/// once, naming it, with the file-error code 1, and the program does not
+/// run (it used to run, exit 0 and leave no trace and no message).
+#[test]
+fn a_trace_that_cannot_be_written_is_an_error_before_the_run() {
+    let file = tmp("trace-target.weft");
+    fs::write(&file, "func main() { print(\"ran\") }\n").unwrap();
+    let missing_dir = tmp("no-such-dir").join("x.json");
+    let a_dir = tmp("");
+    for path in [&missing_dir, &a_dir] {
+        let out = weft()
+            .arg("run")
+            .arg("--trace")
+            .arg(path)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.starts_with(&format!("weft: cannot write trace {}: ", path.display())),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            out.stdout.is_empty(),
+            "the program ran: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
+/// A source file that is not UTF-8 is a compile error at its first invalid
+/// byte, in the form of every compile error.
+#[test]
+fn source_that_is_not_utf8_is_reported_at_its_first_invalid_byte() {
+    let file = tmp("latin1.weft");
+    fs::write(&file, b"func main() {\n\tprint(\"caf\xe9 \xff\")\n}\n").unwrap();
+    let shown = file.display();
+    for cmd in ["check", "run", "build", "dump"] {
+        let mut c = weft();
+        c.arg(cmd).arg(&file);
+        if cmd == "build" {
+            c.arg("-o").arg(tmp("latin1.pb"));
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "{shown}:2:12: error: source is not valid UTF-8 (byte 0xe9)\n\
+                 \tprint(\"caf\u{FFFD} \u{FFFD}\")\n\
+                 \t          ^\n"
+            ),
+            "{cmd}"
+        );
+        assert!(out.stdout.is_empty(), "{cmd}");
+    }
+    // A sequence cut short at the very end of the file.
+    let cut = tmp("cut.weft");
+    fs::write(&cut, b"// \xe2\x82").unwrap();
+    let out = weft().arg("check").arg(&cut).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with(&format!(
+            "{}:1:4: error: source is not valid UTF-8 (byte 0xe2)\n",
+            cut.display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// The sum of no values is 0.0, not -0.0.
+#[test]
+fn sum_of_an_empty_tensor_prints_zero() {
+    let file = tmp("empty-sum.weft");
+    fs::write(
+        &file,
+        "func main() {\n\te := zeros([]int{0})\n\tprint(sum(e), mean(e), sum(zeros([]int{2, 0})))\n\
+         \tprint(sum_rows(zeros([]int{0, 2})))\n\tprint(get(sum_rows(zeros([]int{0, 2})), 1))\n}\n",
+    )
+    .unwrap();
+    let out = weft().arg("run").arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "0.0 NaN 0.0\ntensor[2]@cpu\n0.0\n");
+}
+
+/// A `weft run` child that is killed when dropped, so a failing test
+/// leaves no sleeping program behind.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Long enough for any loaded machine; the tests wait this long only when
+/// they fail.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Prints three lines, then sleeps for ten minutes (it is killed first).
+const TICKS: &str = "func main() {\n\tfor i := 0; i < 3; i++ {\n\t\tprint(\"tick\", i)\n\t\tsleep(50)\n\t}\n\tsleep(600000)\n}\n";
+
+const TICKS_OUT: &str = "tick 0\ntick 1\ntick 2\n";
+
+/// Output to a pipe is not held back: the lines arrive while the program
+/// still sleeps, and a SIGKILL loses none (issue 26: `timeout 1 weft run
+/// p.weft | ...` showed nothing).
+#[test]
+fn printed_lines_reach_a_pipe_while_the_program_runs() {
+    let file = tmp("ticks-pipe.weft");
+    fs::write(&file, TICKS).unwrap();
+    let mut child = Killed(
+        weft()
+            .arg("run")
+            .arg(&file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + PATIENCE;
+    let mut got = String::new();
+    while got != TICKS_OUT {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                got.push_str(&line);
+                got.push('\n');
+            }
+            Err(e) => panic!("{e:?} after {got:?}: the lines were held back"),
+        }
+    }
+    assert!(
+        child.0.try_wait().unwrap().is_none(),
+        "the program should still be sleeping"
+    );
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    reader.join().unwrap();
+    // Nothing more, nothing split.
+    let rest: Vec<String> = rx.try_iter().collect();
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+/// The same with stdout redirected to a file (`weft run p.weft > f`): the
+/// file holds every line printed before the kill.
+#[test]
+fn printed_lines_reach_a_file_and_survive_a_kill() {
+    let file = tmp("ticks-file.weft");
+    fs::write(&file, TICKS).unwrap();
+    let out_path = tmp("ticks.out");
+    let out_file = fs::File::create(&out_path).unwrap();
+    let mut child = Killed(
+        weft()
+            .arg("run")
+            .arg(&file)
+            .stdout(out_file)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let got = fs::read_to_string(&out_path).unwrap();
+        if got == TICKS_OUT {
+            break;
+        }
+        assert!(TICKS_OUT.starts_with(&got), "{got:?}");
+        assert!(
+            Instant::now() < deadline,
+            "after {PATIENCE:?} the file holds {got:?}: the lines were held back"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        child.0.try_wait().unwrap().is_none(),
+        "the program should still be sleeping"
+    );
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    assert_eq!(fs::read_to_string(&out_path).unwrap(), TICKS_OUT);
+}
+
+/// With stdout and stderr on one file, a panic's or a deadlock's report
+/// comes after every line the program printed (from any task).
+#[test]
+fn the_end_report_follows_every_printed_line() {
+    let cases = [
+        (
+            "panic",
+            "func main() {\n\tdone := make(chan int)\n\tgo {\n\t\tfor i := 0; i < 1000; i++ {\n\t\t\tprint(\"w\", i)\n\t\t}\n\t\tdone <- 1\n\t}\n\t<-done\n\tprint(\"main\")\n\tz := 0\n\tprint(1 / z)\n}\n",
+            "panic: integer divide by zero\n",
+        ),
+        (
+            "deadlock",
+            "func main() {\n\tfor i := 0; i < 1000; i++ {\n\t\tprint(\"w\", i)\n\t}\n\tprint(\"main\")\n\tc := make(chan int)\n\t<-c\n}\n",
+            "fatal error: all tasks are asleep - deadlock!\n",
+        ),
+    ];
+    for (name, src, report) in cases {
+        let file = tmp(&format!("report-{name}.weft"));
+        fs::write(&file, src).unwrap();
+        let both = tmp(&format!("report-{name}.txt"));
+        let f = fs::File::create(&both).unwrap();
+        let st = weft()
+            .arg("run")
+            .arg(&file)
+            .stdout(f.try_clone().unwrap())
+            .stderr(f)
+            .status()
+            .unwrap();
+        assert_eq!(st.code(), Some(2), "{name}");
+        let got = fs::read_to_string(&both).unwrap();
+        let mut want: String = (0..1000).map(|i| format!("w {i}\n")).collect();
+        want.push_str("main\n");
+        want.push_str(report);
+        assert!(got.starts_with(&want), "{name}: {got}");
+    }
 }
