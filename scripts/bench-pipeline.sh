@@ -129,7 +129,7 @@ if len(steps) > 60:
         pid = e.get("pid", 1)
         if e.get("ph") == "M":
             if pid == 1 and e.get("name") == "thread_name" and e.get("tid") in names:
-                e["args"]["name"] = "task %d: %s" % (e["tid"], names[e["tid"]])
+                e["args"]["name"] = "%s #%d" % (names[e["tid"]], e["tid"])
             keep.append(e)
         elif e.get("ph") != "X" or e["ts"] >= hi or e["ts"] + e["dur"] <= lo:
             continue
@@ -137,9 +137,9 @@ if len(steps) > 60:
             # The runtime's track per worker thread: which task each poll ran.
             s, t = max(e["ts"], lo), min(e["ts"] + e["dur"], hi)
             name = e["name"]
-            for tid, stage in names.items():
-                if name.startswith("task %d" % tid):
-                    name = "worker polls " + stage.split()[0]
+            stage = names.get(e.get("args", {}).get("task"))
+            if stage:
+                name = "worker polls " + stage.split()[0]
             keep.append(dict(e, ts=s, dur=t - s, name=name))
         elif e["tid"] in (2, 3, 4) and e.get("cat") != "runnable":
             s, t = max(e["ts"], lo), min(e["ts"] + e["dur"], hi)

@@ -25,7 +25,7 @@ use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
 use super::shared::{Shared, Task};
 use super::task::Schedule;
 use super::trace::{Event, Kind};
-use super::wait::{pack, SITE_LIMIT};
+use super::wait::{pack, trace_name, SITE_LIMIT};
 use crate::loom::Ordering;
 
 /// Polls a task may run between preemption points before `preempt_point`
@@ -52,8 +52,6 @@ pub(crate) struct Ctx {
     /// The wait word (`wait.rs`) recorded by `set_wait` during the current
     /// poll (0: none); published into the task when the poll returns Pending.
     pub wait: Cell<u64>,
-    /// Trace clock (ns) when that wait began; only kept while tracing.
-    pub wait_since: Cell<u64>,
     /// Whether the current task's `wait` holds a reason published by an
     /// earlier poll (then `clear_wait` must clear it).
     pub wait_published: Cell<bool>,
@@ -147,7 +145,6 @@ impl Ctx {
             lifo_seen: Cell::new(None),
             current: RefCell::new(None),
             wait: Cell::new(0),
-            wait_since: Cell::new(0),
             wait_published: Cell::new(false),
             budget: Cell::new(PREEMPT_BUDGET),
             rng: RefCell::new(rng),
@@ -224,30 +221,33 @@ impl Ctx {
         }
     }
 
-    /// Records that `task` became runnable (tracing on only). Called before
-    /// the task is pushed to a queue (see the pairing invariant in `trace.rs`).
-    /// Records `wait: KIND` from the start of the wait to now.
+    /// Marks on the current task's track that it recorded a wait
+    /// (`WaitBegin`) or cleared it (`WaitEnd`); tracing on only. The wait
+    /// span is derived from the marks when the trace is written
+    /// (`trace.rs`): the poll that ends a wait may run on another worker.
     #[cold]
-    pub fn trace_wait_end(&self, word: u64) {
-        if let Some(kind) = super::wait::kind_of(word) {
-            self.trace_event(
-                format!("wait: {kind}").into(),
-                "wait",
-                self.wait_since.get(),
-                self.current_id(),
-            );
+    fn trace_wait_mark(&self, kind: Kind, name: &'static str) {
+        if let Some(buf) = &self.trace {
+            let now = self.shared.driver.now();
+            let ev = Event::wait(now, self.current_id(), self.index, kind, name);
+            buf.borrow_mut().push(ev);
         }
     }
 
-    /// Stores the wait word of the current poll (and its start when tracing).
+    /// Stores the wait word of the current poll (and marks its start when
+    /// tracing).
     #[inline]
     pub fn record_wait(&self, word: u64) {
         if self.trace.is_some() {
-            self.wait_since.set(self.shared.driver.now());
+            if let Some(name) = trace_name(word) {
+                self.trace_wait_mark(Kind::WaitBegin, name);
+            }
         }
         self.wait.set(word);
     }
 
+    /// Records that `task` became runnable (tracing on only). Called before
+    /// the task is pushed to a queue (see the pairing invariant in `trace.rs`).
     pub fn trace_wake(&self, task: u64) {
         if let Some(buf) = &self.trace {
             let ev = Event::wake(
@@ -262,6 +262,17 @@ impl Ctx {
 
     fn current_id(&self) -> u64 {
         self.current.borrow().as_ref().map_or(0, |t| t.id)
+    }
+}
+
+impl Drop for Ctx {
+    /// The worker stopped (its loop ended and its trace buffer was flushed):
+    /// tells the tracer, whose run ends with the last worker. Tasks still
+    /// blocked then get wait spans up to that moment.
+    fn drop(&mut self) {
+        if let Some(tracer) = &self.shared.tracer {
+            tracer.worker_stopped(self.shared.driver.now());
+        }
     }
 }
 
@@ -283,7 +294,7 @@ pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, 
     .unwrap_or(Err(SpawnError::NoRuntime))
 }
 
-/// Names the current task's track in the trace (`task N: NAME`), e.g.
+/// Names the current task's track in the trace (`NAME #N`), e.g.
 /// the function a `go` statement started. The last name given wins. Costs a
 /// thread-local read and a branch when tracing is off: `name` is converted
 /// only when tracing is on.
@@ -352,7 +363,7 @@ pub fn clear_wait() {
             }
         }
         if w != 0 && ctx.trace.is_some() {
-            ctx.trace_wait_end(w);
+            ctx.trace_wait_mark(Kind::WaitEnd, "");
         }
     });
 }

@@ -65,6 +65,18 @@ pub(crate) fn kind_of(word: u64) -> Option<WaitKind> {
     KINDS.get(code.checked_sub(1)?).copied()
 }
 
+/// The name of a wait's span in the trace ("wait: chan receive"; `None`
+/// for 0 or a word no `pack` made).
+pub(crate) fn trace_name(word: u64) -> Option<&'static str> {
+    Some(match kind_of(word)? {
+        WaitKind::ChanSend => "wait: chan send",
+        WaitKind::ChanRecv => "wait: chan receive",
+        WaitKind::Select => "wait: select",
+        WaitKind::NilChan => "wait: nil chan",
+        WaitKind::Sleep => "wait: sleep",
+    })
+}
+
 /// The per-run table of sites: the embedder's resolver and the interned
 /// locations of `set_wait`.
 pub(crate) struct Sites {
@@ -139,6 +151,11 @@ mod tests {
         let c = sites.intern(WaitKind::Sleep, SrcLoc::new("a.weft", 5, 4));
         assert_ne!(a, c);
         assert_eq!(sites.resolve(0), None);
+        assert_eq!(trace_name(0), None);
+        for kind in KINDS {
+            let name = trace_name(pack(kind, 1, false));
+            assert_eq!(name, Some(format!("wait: {kind}").as_str()));
+        }
         assert_eq!(
             sites.resolve(pack(WaitKind::Select, SITE_LIMIT - 1, false)),
             Some((

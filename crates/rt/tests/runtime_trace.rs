@@ -1,12 +1,15 @@
 //! The trace's content: named task tracks (`set_task_name`), "woken"
 //! instants with the waking task, "runnable" spans from a wake to the poll
-//! it led to, and a track per worker thread showing which task it polled.
+//! it led to, a track per worker thread showing which task it polled, and
+//! wait spans from the moment a task parked to its wake (or to the end of
+//! the run for a task still blocked then).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::Value;
 use weft_chan::Chan;
-use weft_rt::{self as runtime, Config, RunOutcome, Runtime, TaskEnd};
+use weft_rt::{self as runtime, Config, RunOutcome, Runtime, SrcLoc, TaskEnd, WaitKind};
 
 fn trace_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("weft-trace-{}-{name}.json", std::process::id()))
@@ -82,8 +85,8 @@ fn thread_name(events: &[Value], pid: u64, tid: u64) -> Option<String> {
 fn tracks_are_named_and_wakes_are_visible() {
     for workers in [1, 2] {
         let ev = traced_run(workers, &format!("w{workers}"));
-        assert_eq!(thread_name(&ev, 1, 1).as_deref(), Some("task 1: producer"));
-        assert_eq!(thread_name(&ev, 1, 2).as_deref(), Some("task 2: consumer"));
+        assert_eq!(thread_name(&ev, 1, 1).as_deref(), Some("producer #1"));
+        assert_eq!(thread_name(&ev, 1, 2).as_deref(), Some("consumer #2"));
         assert_eq!(thread_name(&ev, 2, 0).as_deref(), Some("worker 0"));
         // The consumer was woken by main's send, and from the plain thread.
         let wakes: Vec<u64> = ev
@@ -118,7 +121,7 @@ fn tracks_are_named_and_wakes_are_visible() {
         assert!(on_workers
             .iter()
             .all(|e| e["pid"] == 2 && e["tid"] == e["args"]["worker"]));
-        assert!(on_workers.iter().any(|e| e["name"] == "task 2: consumer"));
+        assert!(on_workers.iter().any(|e| e["name"] == "consumer #2"));
     }
 }
 
@@ -138,4 +141,198 @@ fn naming_outside_a_traced_run_does_nothing() {
         TaskEnd::Returned
     });
     assert_eq!(out, RunOutcome::Returned);
+}
+
+/// Runs `main` with a trace and returns the outcome and the trace's events.
+fn traced<F>(workers: usize, name: &str, main: F) -> (RunOutcome, Vec<Value>)
+where
+    F: std::future::Future<Output = TaskEnd> + Send + 'static,
+{
+    let path = trace_path(name);
+    let rt = Runtime::new(Config {
+        workers,
+        seed: 1,
+        trace: Some(path.clone()),
+        max_tasks: None,
+    });
+    let out = rt.run(main);
+    assert_eq!(rt.trace_error(), None);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).ok();
+    (out, doc["traceEvents"].as_array().unwrap().clone())
+}
+
+/// A span on a task's track: (start, end) in µs.
+fn spans(ev: &[Value], tid: u64, name: &str) -> Vec<(f64, f64)> {
+    ev.iter()
+        .filter(|e| e["ph"] == "X" && e["pid"] == 1 && e["tid"] == tid && e["name"] == name)
+        .map(|e| {
+            let ts = e["ts"].as_f64().unwrap();
+            (ts, ts + e["dur"].as_f64().unwrap())
+        })
+        .collect()
+}
+
+fn wakes(ev: &[Value], tid: u64) -> Vec<f64> {
+    ev.iter()
+        .filter(|e| e["ph"] == "i" && e["name"] == "woken" && e["tid"] == tid)
+        .map(|e| e["ts"].as_f64().unwrap())
+        .collect()
+}
+
+/// The end of the last event of the trace.
+fn last_end(ev: &[Value]) -> f64 {
+    ev.iter()
+        .filter_map(|e| Some(e["ts"].as_f64()? + e["dur"].as_f64().unwrap_or(0.0)))
+        .fold(0.0, f64::max)
+}
+
+/// Sleeps `ms` as the interpreter does: the wait recorded around it.
+async fn nap(ms: u64) {
+    runtime::set_wait(WaitKind::Sleep, SrcLoc::new("two.weft", 2, 2));
+    runtime::sleep(Duration::from_millis(ms)).await;
+    runtime::clear_wait();
+}
+
+const CLOSE: f64 = 1e-3; // µs: the file's resolution is 1 ns
+
+#[test]
+fn both_sleepers_wait_from_the_moment_they_parked() {
+    // Issue 26: with one worker the 20 ms sleeper's wait was drawn from the
+    // moment the 10 ms sleeper woke (the start was kept per worker).
+    for workers in [1, 2] {
+        let (out, ev) = traced(workers, &format!("sleepers{workers}"), async {
+            let done: weft_chan::Chan<u64> = weft_chan::Chan::new(0);
+            for ms in [10, 20] {
+                let d = done.clone();
+                runtime::spawn(async move {
+                    nap(ms).await;
+                    d.send(ms).await.ok();
+                    TaskEnd::Returned
+                })
+                .unwrap();
+            }
+            for _ in 0..2 {
+                runtime::set_wait(WaitKind::ChanRecv, SrcLoc::new("two.weft", 9, 2));
+                done.recv().await;
+                runtime::clear_wait();
+            }
+            TaskEnd::Returned
+        });
+        assert_eq!(out, RunOutcome::Returned);
+        let mut waits = Vec::new();
+        for (task, ms) in [(2, 10.0), (3, 20.0)] {
+            let w = spans(&ev, task, "wait: sleep");
+            assert_eq!(w.len(), 1, "task {task}: {w:?}");
+            let (start, end) = w[0];
+            // It starts where the poll that parked it ended...
+            let first_run = spans(&ev, task, "run")[0];
+            assert!(
+                (start - first_run.1).abs() < CLOSE,
+                "task {task}: {start} vs {first_run:?}"
+            );
+            // ...and ends at the wake the timer made.
+            assert!(wakes(&ev, task).iter().any(|&t| (t - end).abs() < CLOSE));
+            assert!(
+                end - start >= ms * 1000.0,
+                "task {task} slept {} µs",
+                end - start
+            );
+            waits.push((start, end));
+        }
+        // Both began before either ended: they slept at the same time.
+        assert!(waits[1].0 < waits[0].1, "{waits:?}");
+        assert!(waits[0].0 < waits[1].1, "{waits:?}");
+        // Main waited twice, each wait ending at a wake by a sleeper.
+        let main = spans(&ev, 1, "wait: chan receive");
+        assert_eq!(main.len(), 2, "{main:?}");
+        assert!(
+            main[0].0 < waits[0].1 && main[1].0 >= waits[0].1 - CLOSE,
+            "{main:?} {waits:?}"
+        );
+        // Waits and runnable spans do not overlap: waiting for data, then
+        // for a worker.
+        for task in 1..=3 {
+            for (ws, we) in spans(&ev, task, "wait: sleep").into_iter().chain(spans(
+                &ev,
+                task,
+                "wait: chan receive",
+            )) {
+                for (rs, re) in spans(&ev, task, "runnable") {
+                    assert!(re <= ws + CLOSE || rs >= we - CLOSE, "task {task}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn blocked_tasks_wait_until_the_run_ends() {
+    // Deadlock: main and a helper both wait forever.
+    let (out, ev) = traced(1, "deadlock", async {
+        let never: weft_chan::Chan<u32> = weft_chan::Chan::new(0);
+        let rx = never.clone();
+        runtime::spawn(async move {
+            runtime::set_wait(WaitKind::ChanRecv, SrcLoc::new("d.weft", 3, 2));
+            rx.recv().await;
+            runtime::clear_wait();
+            TaskEnd::Returned
+        })
+        .unwrap();
+        runtime::yield_now().await;
+        let stuck: weft_chan::Chan<u32> = weft_chan::Chan::new(0);
+        runtime::set_wait(WaitKind::ChanSend, SrcLoc::new("d.weft", 5, 2));
+        stuck.send(1).await.ok();
+        runtime::clear_wait();
+        TaskEnd::Returned
+    });
+    assert!(
+        matches!(out, RunOutcome::Deadlock(ref b) if b.len() == 2),
+        "{out:?}"
+    );
+    let end = last_end(&ev);
+    for (task, name) in [(1, "wait: chan send"), (2, "wait: chan receive")] {
+        let w = spans(&ev, task, name);
+        assert_eq!(w.len(), 1, "task {task}: {w:?}");
+        let last_run = *spans(&ev, task, "run").last().unwrap();
+        assert!((w[0].0 - last_run.1).abs() < CLOSE, "task {task}");
+        assert!((w[0].1 - end).abs() < CLOSE, "task {task} waits to the end");
+    }
+
+    // Main returns while a task still waits: its wait lasts to the end too.
+    let (out, ev) = traced(2, "left", async {
+        let never: weft_chan::Chan<u32> = weft_chan::Chan::new(0);
+        let rx = never.clone();
+        runtime::spawn(async move {
+            runtime::set_wait(WaitKind::ChanRecv, SrcLoc::new("d.weft", 3, 2));
+            rx.recv().await;
+            runtime::clear_wait();
+            TaskEnd::Returned
+        })
+        .unwrap();
+        while never.queued().1 == 0 {
+            runtime::yield_now().await;
+        }
+        TaskEnd::Exit(3)
+    });
+    assert_eq!(out, RunOutcome::Exit(3));
+    let w = spans(&ev, 2, "wait: chan receive");
+    assert_eq!(w.len(), 1, "{w:?}");
+    let main_end = spans(&ev, 1, "run").last().unwrap().1;
+    assert!(w[0].1 >= main_end - CLOSE && (w[0].1 - last_end(&ev)).abs() < CLOSE);
+}
+
+#[test]
+fn a_wait_that_completes_within_its_poll_is_not_drawn() {
+    let (out, ev) = traced(1, "nowait", async {
+        let ch: weft_chan::Chan<u32> = weft_chan::Chan::new(1);
+        ch.try_send(5).ok();
+        runtime::set_wait(WaitKind::ChanRecv, SrcLoc::new("n.weft", 1, 1));
+        assert_eq!(ch.recv().await, Some(5));
+        runtime::clear_wait();
+        TaskEnd::Returned
+    });
+    assert_eq!(out, RunOutcome::Returned);
+    assert!(spans(&ev, 1, "wait: chan receive").is_empty());
+    assert!(ev.iter().all(|e| e["cat"] != "wait"));
 }
