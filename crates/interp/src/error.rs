@@ -8,6 +8,7 @@
 //! in the `Result`s of the dispatch loop's operations, so the rare payloads
 //! are boxed.
 
+use weft_rt::memlimit::OutOfMemory;
 use weft_rt::SpawnError;
 use weft_tensor::TensorError;
 
@@ -51,10 +52,11 @@ pub enum RuntimeError {
     /// `assert(cond, msg)` with a false condition.
     #[error("assertion failed: {0}")]
     AssertionFailed(Box<str>),
-    /// The memory ceiling was passed: the runtime's message, which names
-    /// it (`weft_rt::memlimit::exceeded`).
-    #[error("{0}")]
-    OutOfMemory(Box<str>),
+    /// An allocation the program was about to make does not fit under the
+    /// memory ceiling (`weft_rt::memlimit::Ceiling::check`); the message
+    /// names the limit.
+    #[error(transparent)]
+    OutOfMemory(OutOfMemory),
     /// `go` past the task limit (`SpawnError::Limit`; the other
     /// `SpawnError` is an engine bug).
     #[error(transparent)]
@@ -152,6 +154,13 @@ impl From<InternalError> for RuntimeError {
     }
 }
 
+impl From<OutOfMemory> for RuntimeError {
+    #[cold]
+    fn from(e: OutOfMemory) -> Self {
+        RuntimeError::OutOfMemory(e)
+    }
+}
+
 impl From<TensorError> for RuntimeError {
     #[cold]
     fn from(e: TensorError) -> Self {
@@ -206,6 +215,12 @@ mod tests {
             (
                 RuntimeError::spawn(SpawnError::Limit { limit: 5 }),
                 "too many tasks: the limit is 5 tasks alive at once (--max-tasks)",
+            ),
+            (
+                weft_rt::memlimit::Ceiling::new(Some(64 << 20))
+                    .exceeded()
+                    .into(),
+                "out of memory: the program uses more than 64 MiB (--max-memory)",
             ),
             (
                 TensorError::LabelOutOfRange { label: 3, n: 2 }.into(),

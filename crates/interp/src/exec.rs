@@ -20,12 +20,18 @@
 //! and calls out-of-line helpers for the rare ones (select with `default`,
 //! `go`, tensor ops, `print`, timers, channel creation and closing,
 //! `rand`/`perm`) and for every failure, so the hot loop stays small.
+//!
+//! Memory: every instruction that allocates for the program asks the run's
+//! memory ceiling (`Shared::mem`) first, with the bytes it is about to
+//! allocate, and fails with the ceiling's panic if they do not fit; the
+//! arms that allocate nothing never ask (docs/interpreter.md, "Memory").
 
 use std::ops::ControlFlow::{self, Break, Continue};
 use std::sync::Arc;
 use std::time::Duration;
 
 use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
+use weft_rt::memlimit::{Ceiling, OutOfMemory};
 use weft_rt::{self as runtime, TaskEnd};
 
 use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot, TensorOp};
@@ -33,9 +39,8 @@ use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
 use super::ops::{self, kind_error};
-use super::output::Output;
 use super::state::{Failure, Frame, Shared, TaskState, Wait, BUDGET};
-use super::value::{ChanVal, Ty, Value};
+use super::value::{ChanVal, Ty, Value, VALUE_BYTES};
 
 /// Every this many budget steps a busy task lets the runtime hand a task
 /// kept waiting in this worker's LIFO slot to an idle worker
@@ -49,6 +54,14 @@ const MAX_PERM: i64 = 1 << 28;
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
 const MAX_SLEEP_S: f64 = 3.0e9;
+/// What the memory ceiling's checks count for a channel (its shared state
+/// and ring indices, with their cache-line padding) ...
+const CHAN_BYTES: usize = 512;
+/// ... and for each value of its buffer (a ring slot: a stamp and a value).
+const CHAN_SLOT_BYTES: usize = VALUE_BYTES + 8;
+/// ... and for a pending timer (its entry, its place in the heap and the
+/// action that sends on `after`'s channel).
+pub(super) const TIMER_BYTES: usize = 128;
 
 /// Runs instructions until the task ends or must await something. A plain
 /// function, so the hot loop's state lives in registers, not in the task's
@@ -130,7 +143,12 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Concat { x, y, out } => {
                 let r = match (&s!(*x), &s!(*y)) {
                     (Value::Str(a), Value::Str(b)) => {
-                        let mut c = String::with_capacity(a.len() + b.len());
+                        let n = a.len() + b.len();
+                        // The string, then the `Arc` it is copied into.
+                        if let Err(e) = sh.mem.check(2 * n) {
+                            break 'run out_of_memory(f, at, e);
+                        }
+                        let mut c = String::with_capacity(n);
                         c.push_str(a);
                         c.push_str(b);
                         Value::Str(Arc::from(c))
@@ -172,13 +190,13 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::ToStr { x, out } => {
                 let r = match &s!(*x) {
                     v @ Value::Str(_) => v.clone(),
-                    v => Value::Str(Arc::from(v.to_display())),
+                    v => tri!(to_str(sh.mem, v)),
                 };
                 s!(*out) = r;
             }
             Instr::ListNew { elems, out } => {
-                if let Some(msg) = weft_rt::memlimit::exceeded() {
-                    break 'run out_of_memory(f, at, msg);
+                if let Err(e) = sh.mem.check(elems.len() * VALUE_BYTES) {
+                    break 'run out_of_memory(f, at, e);
                 }
                 let l: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
                 s!(*out) = Value::list(l);
@@ -195,27 +213,27 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 let val = s!(*v).clone();
                 let idx = s!(*i).clone();
                 let mut l = take_or_clone(fs, *x, *out);
-                tri!(ops::set_index(&mut l, &idx, val));
+                tri!(ops::set_index(&mut l, &idx, val, sh.mem));
                 s!(*out) = l;
             }
             Instr::Slice { x, lo, hi, out } => {
                 let lo = lo.map(|s| &fs[s as usize]);
                 let hi = hi.map(|s| &fs[s as usize]);
-                let r = tri!(ops::slice(&s!(*x), lo, hi));
+                let r = tri!(ops::slice(&s!(*x), lo, hi, sh.mem));
                 s!(*out) = r;
             }
             Instr::Append { x, elems, out } => {
-                if let Some(msg) = weft_rt::memlimit::exceeded() {
-                    break 'run out_of_memory(f, at, msg);
-                }
                 let vals: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
                 let mut l = take_or_clone(fs, *x, *out);
-                tri!(ops::append(&mut l, vals.into_iter()));
+                tri!(ops::append(&mut l, vals.into_iter(), sh.mem));
                 s!(*out) = l;
             }
             Instr::Len { x, out } => s!(*out) = Value::Int(tri!(ops::len(&s!(*x)))),
             Instr::Cap { x, out } => s!(*out) = Value::Int(tri!(ops::cap(&s!(*x)))),
             Instr::StructNew { fields, out } => {
+                if let Err(e) = sh.mem.check(fields.len() * VALUE_BYTES) {
+                    break 'run out_of_memory(f, at, e);
+                }
                 let v: Vec<Value> = fields.iter().map(|e| s!(*e).clone()).collect();
                 s!(*out) = Value::Struct(Arc::new(v));
             }
@@ -227,7 +245,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 s!(*out) = sv;
             }
             Instr::MakeChan { cap, elem, out } => {
-                rare!(make_chan(fs, f, at, *cap, elem, *out))
+                rare!(make_chan(sh.mem, fs, f, at, *cap, elem, *out))
             }
             Instr::Send { ch, v } => {
                 let val = dup(&s!(*v));
@@ -297,7 +315,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     break 'run fail(f, at, RuntimeError::StackOverflow);
                 }
                 if stack.len() < top {
-                    stack.resize(top, Value::Int(0));
+                    if let Err(e) = grow_stack(sh.mem, stack, top) {
+                        break 'run out_of_memory(f, at, e);
+                    }
                 }
                 init_frame(&mut stack[nb..top], g);
                 for (p, a) in g.params.iter().zip(args.iter()) {
@@ -469,7 +489,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     pc = *to as usize;
                 }
             }
-            Instr::Print { args } => print(&sh.out, fs, args),
+            Instr::Print { args } => rare!(print(sh, fs, f, at, args)),
             Instr::Panic { msg } => break 'run panic(f, at, &s!(*msg)),
             Instr::Assert { cond, msg } => {
                 if !s!(*cond).truthy() {
@@ -482,7 +502,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Now { out } => s!(*out) = Value::Float(runtime::now_ms()),
             Instr::Args { out } => s!(*out) = sh.args.clone(),
             Instr::Rand { n, out } => rare!(rand(fs, rng, f, at, *n, *out)),
-            Instr::Perm { n, out } => rare!(perm(fs, rng, f, at, *n, *out)),
+            Instr::Perm { n, out } => rare!(perm(sh.mem, fs, rng, f, at, *n, *out)),
             Instr::Tensor { op, ins, .. } => break 'run tensor(fs, *op, ins, at),
         }
     };
@@ -506,6 +526,19 @@ fn spend(budget: &mut u32) -> bool {
         return true;
     }
     false
+}
+
+/// Grows a task's value stack to `top` values for a call, if the new
+/// storage fits under the memory ceiling. `resize` at least doubles the
+/// storage; the saved caller frames (one 24-byte `Frame` per call, so at
+/// most one per value) grow on their own and are counted once allocated.
+#[inline(never)]
+fn grow_stack(mem: Ceiling, stack: &mut Vec<Value>, top: usize) -> Result<(), OutOfMemory> {
+    if top > stack.capacity() {
+        mem.check(top.max(2 * stack.capacity()) * VALUE_BYTES)?;
+    }
+    stack.resize(top, Value::Int(0));
+    Ok(())
 }
 
 /// A timer duration from milliseconds (clamped, never overflowing).
@@ -536,11 +569,11 @@ fn no_function(func: FuncId) -> Wait {
     Wait::Fail(Failure::at(None, 0, InternalError::NoFunction(func).into()))
 }
 
-/// The memory ceiling was passed (`msg` names it).
+/// An allocation does not fit under the memory ceiling.
 #[cold]
 #[inline(never)]
-fn out_of_memory(f: &Func, at: usize, msg: String) -> Wait {
-    fail(f, at, RuntimeError::OutOfMemory(msg.into()))
+fn out_of_memory(f: &Func, at: usize, e: OutOfMemory) -> Wait {
+    fail(f, at, e.into())
 }
 
 /// `panic(msg)`.
@@ -566,9 +599,12 @@ fn assert_failed(f: &Func, at: usize, msg: &Value) -> Wait {
 // Each takes the current frame `fs` and the instruction's operands, and
 // goes on (`Continue`) or stops the run of `step` with a `Wait`.
 
-/// `make(chan T, cap)`.
+/// `make(chan T, cap)`. The whole buffer is charged to the memory ceiling
+/// here, as Go allocates it here (the channel grows a buffer above
+/// `weft_chan`'s ring size as values arrive, without further checks).
 #[inline(never)]
 fn make_chan(
+    mem: Ceiling,
     fs: &mut [Value],
     f: &Func,
     at: usize,
@@ -576,9 +612,6 @@ fn make_chan(
     elem: &Arc<Ty>,
     out: Slot,
 ) -> ControlFlow<Wait> {
-    if let Some(msg) = weft_rt::memlimit::exceeded() {
-        return Break(out_of_memory(f, at, msg));
-    }
     let n = match cap {
         Some(c) => match ops::as_int(&fs[c as usize]) {
             Ok(n) => n,
@@ -588,6 +621,9 @@ fn make_chan(
     };
     if !(0..=MAX_CAP).contains(&n) {
         return Break(fail(f, at, RuntimeError::MakeChanSize));
+    }
+    if let Err(e) = mem.check(CHAN_BYTES + n as usize * CHAN_SLOT_BYTES) {
+        return Break(out_of_memory(f, at, e));
     }
     fs[out as usize] = Value::Chan(Box::new(ChanVal {
         ch: Some(Chan::new(n as usize)),
@@ -640,8 +676,8 @@ fn select_now(
     }
 }
 
-/// `after(ms)`: a channel of capacity 1 that the runtime sends `ms` on
-/// when the timer fires.
+/// `after(ms)`: a channel of capacity 1 that the runtime sends `int(ms)` on
+/// when the timer fires (at once for a negative `ms`, as Go's timers do).
 #[inline(never)]
 fn after(
     sh: &Shared,
@@ -651,13 +687,21 @@ fn after(
     ms: Slot,
     out: Slot,
 ) -> ControlFlow<Wait> {
-    let ms = match ops::millis(&fs[ms as usize]) {
-        Ok(ms) => ms,
-        Err(e) => return Break(fail(f, at, e)),
+    let arg = &fs[ms as usize];
+    let (ms, delivered) = match (ops::millis(arg), arg) {
+        (Err(e), _) => return Break(fail(f, at, e)),
+        (Ok(ms), Value::Float(x)) => match ops::float_to_int(*x) {
+            Ok(n) => (ms, n),
+            Err(e) => return Break(fail(f, at, e)),
+        },
+        (Ok(ms), Value::Int(n)) => (ms, *n),
+        (Ok(_), other) => return Break(fail(f, at, kind_error("milliseconds", other))),
     };
+    if let Err(e) = sh.mem.check(TIMER_BYTES + CHAN_BYTES) {
+        return Break(out_of_memory(f, at, e));
+    }
     let c: Chan<Value> = Chan::new(1);
     let c2 = c.clone();
-    let delivered = ms as i64;
     runtime::after(duration(ms), move || {
         let _ = c2.try_send(Value::Int(delivered));
     });
@@ -679,8 +723,8 @@ fn go_block(
     func: FuncId,
     captures: &[Slot],
 ) -> ControlFlow<Wait> {
-    if let Some(msg) = weft_rt::memlimit::exceeded() {
-        return Break(out_of_memory(f, at, msg));
+    if let Err(e) = task_fits(sh, func) {
+        return Break(out_of_memory(f, at, e));
     }
     let init = captures
         .iter()
@@ -700,12 +744,12 @@ fn go_call(
     func: FuncId,
     args: &[Slot],
 ) -> ControlFlow<Wait> {
-    if let Some(msg) = weft_rt::memlimit::exceeded() {
-        return Break(out_of_memory(f, at, msg));
-    }
     let Some(g) = sh.prog.funcs.get(func as usize) else {
         return Break(bug(f, at, InternalError::NoFunction(func)));
     };
+    if let Err(e) = task_fits(sh, func) {
+        return Break(out_of_memory(f, at, e));
+    }
     let init = g
         .params
         .iter()
@@ -713,6 +757,17 @@ fn go_call(
         .map(|(p, a)| (*p, fs[*a as usize].clone()))
         .collect();
     spawn(sh, f, at, func, init)
+}
+
+/// Whether a new task running `func` fits under the memory ceiling: its
+/// future, the runtime's record and its first frame.
+fn task_fits(sh: &Shared, func: FuncId) -> Result<(), OutOfMemory> {
+    let frame = sh
+        .prog
+        .funcs
+        .get(func as usize)
+        .map_or(0, |g| g.template.len());
+    sh.mem.check(sh.task_bytes + frame * VALUE_BYTES)
 }
 
 /// Starts a task (made by `Shared::spawn`, that is `task::task`).
@@ -729,18 +784,36 @@ fn spawn(
     }
 }
 
-/// `print(args...)`: the whole line, newline included, in one write.
+/// `print(args...)`: the whole line, newline included, in one write. The
+/// line is bounded by what the memory ceiling leaves (its `String` may
+/// hold up to twice its length while it grows).
 #[inline(never)]
-fn print(out: &Output, fs: &[Value], args: &[Slot]) {
+fn print(sh: &Shared, fs: &[Value], f: &Func, at: usize, args: &[Slot]) -> ControlFlow<Wait> {
+    let max = sh.mem.headroom() / 2;
     let mut line = String::new();
     for (k, a) in args.iter().enumerate() {
         if k > 0 {
             line.push(' ');
         }
-        fs[*a as usize].write_to(&mut line);
+        if !fs[*a as usize].write_within(&mut line, max) {
+            return Break(out_of_memory(f, at, sh.mem.exceeded()));
+        }
     }
     line.push('\n');
-    out.write_line(&line);
+    sh.out.write_line(&line);
+    Continue(())
+}
+
+/// `str(x)` of a value other than a string: its printed form, bounded by
+/// what the memory ceiling leaves (the `String`, up to twice its length
+/// while it grows, then the `Arc` it is copied into).
+#[inline(never)]
+fn to_str(mem: Ceiling, v: &Value) -> Result<Value, RuntimeError> {
+    let mut s = String::new();
+    if !v.write_within(&mut s, mem.headroom() / 3) {
+        return Err(mem.exceeded().into());
+    }
+    Ok(Value::Str(Arc::from(s)))
 }
 
 /// `rand(n)`: an int in `[0, n)`.
@@ -767,6 +840,7 @@ fn rand(
 /// `perm(n)`: the ints `[0, n)` shuffled.
 #[inline(never)]
 fn perm(
+    mem: Ceiling,
     fs: &mut [Value],
     rng: &mut fastrand::Rng,
     f: &Func,
@@ -780,6 +854,9 @@ fn perm(
     };
     if !(0..=MAX_PERM).contains(&n) {
         return Break(fail(f, at, RuntimeError::PermOutOfRange));
+    }
+    if let Err(e) = mem.check(n as usize * VALUE_BYTES) {
+        return Break(out_of_memory(f, at, e));
     }
     let mut p: Vec<Value> = (0..n).map(Value::Int).collect();
     rng.shuffle(&mut p);

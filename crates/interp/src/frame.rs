@@ -13,7 +13,10 @@ use super::value::Value;
 /// Sets a callee's frame to `g`'s template. With `Func::scalar_frame` the
 /// frame's old values are overwritten without being dropped, which is right
 /// because slots above the caller's frame hold only scalars (`Ret` clears
-/// what a frame owns).
+/// what a frame owns). Inlined into `step`'s `Call` arm, whose every call
+/// runs it: left to the inliner, it stopped being inlined when `step` grew
+/// (the memory ceiling's checks), and calls cost 1.3% more instructions.
+#[inline(always)]
 pub(super) fn init_frame(frame: &mut [Value], g: &Func) {
     let template = &g.template[..];
     debug_assert!(!g.scalar_frame || template.iter().all(is_scalar));

@@ -60,6 +60,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use weft_ir::pb::ProgramDesc;
 
+use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime, Runtime};
 
 pub use code::Program;
@@ -87,8 +88,13 @@ pub struct RunConfig {
     pub capture: bool,
     /// The most tasks that may exist at once (None: no limit).
     pub max_tasks: Option<usize>,
-    /// The memory ceiling in bytes (None: none). It is enforced only where
-    /// `memlimit::CountingAlloc` is the global allocator (the `weft` binary).
+    /// The memory ceiling in bytes (None: none), checked before every
+    /// allocation the program causes, with the size about to be allocated
+    /// (docs/interpreter.md, "Memory"). The bytes already held count only
+    /// where `memlimit::CountingAlloc` is the global allocator (the `weft`
+    /// binary); elsewhere only a single allocation larger than the ceiling
+    /// is refused. Each run has its own: runs at once in one process (tests)
+    /// do not share it.
     pub max_memory: Option<usize>,
 }
 
@@ -150,6 +156,8 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         int_ty: Arc::new(Ty::Int),
         spawn: task::task,
         internal: Mutex::new(None),
+        mem: Ceiling::new(cfg.max_memory),
+        task_bytes: task::task_bytes(),
     });
     let rt = Runtime::new(runtime::Config {
         workers: cfg.workers.max(1),
@@ -161,9 +169,7 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         let sh = sh.clone();
         Arc::new(move |site| state::site_loc(&sh.prog, site))
     });
-    weft_rt::memlimit::set_limit(cfg.max_memory);
     let outcome = rt.run(task::task(sh.clone(), entry, Vec::new()));
-    weft_rt::memlimit::set_limit(None);
     sh.out.flush();
     // An engine bug ends the run as a panic would; it is reported as what
     // it is, whatever else the runtime saw.

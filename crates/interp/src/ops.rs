@@ -4,15 +4,21 @@
 //! (`integer divide by zero`, `index out of range [I] with length L`, ...);
 //! the executor adds the location.
 //!
+//! The ops that allocate (`slice`, `append`, `set_index` of a shared list)
+//! check the memory ceiling first, with the bytes they are about to
+//! allocate (docs/interpreter.md, "Memory").
+//!
 //! Operand types were checked before the program ran; a value of an
 //! unexpected kind gives an internal error (an engine bug), never a Rust
 //! panic.
 
 use std::sync::Arc;
 
+use weft_rt::memlimit::Ceiling;
+
 use super::code::{CmpKind, CmpOp, FloatOp, IntOp};
 use super::error::{InternalError, RuntimeError};
-use super::value::{values_equal, Value};
+use super::value::{values_equal, Value, VALUE_BYTES};
 
 #[inline]
 pub fn int_op(op: IntOp, x: i64, y: i64) -> Result<i64, RuntimeError> {
@@ -151,12 +157,18 @@ pub fn index(x: &Value, i: &Value, byte_str: bool) -> Result<Value, RuntimeError
     }
 }
 
-/// `x[i] = v` on a list held in `x` (copy-on-write).
-pub fn set_index(x: &mut Value, i: &Value, v: Value) -> Result<(), RuntimeError> {
+/// `x[i] = v` on a list held in `x` (copy-on-write: a list shared with
+/// another variable is copied first, if the copy fits under `mem`).
+pub fn set_index(x: &mut Value, i: &Value, v: Value, mem: Ceiling) -> Result<(), RuntimeError> {
     let i = as_int(i)?;
     match x {
         Value::List(l) => {
             let at = check_index(i, l.len())?;
+            if let Some(items) = Arc::get_mut(l) {
+                items[at] = v;
+                return Ok(());
+            }
+            mem.check(l.len() * VALUE_BYTES)?;
             Arc::make_mut(l)[at] = v;
             Ok(())
         }
@@ -164,7 +176,14 @@ pub fn set_index(x: &mut Value, i: &Value, v: Value) -> Result<(), RuntimeError>
     }
 }
 
-pub fn slice(x: &Value, lo: Option<&Value>, hi: Option<&Value>) -> Result<Value, RuntimeError> {
+/// `x[lo:hi]`: a copy of the part of a list or string, if it fits under
+/// `mem` (the whole of `x` is `x` itself, no copy).
+pub fn slice(
+    x: &Value,
+    lo: Option<&Value>,
+    hi: Option<&Value>,
+    mem: Ceiling,
+) -> Result<Value, RuntimeError> {
     let len = match x {
         Value::List(l) => l.len(),
         Value::Str(s) => s.len(),
@@ -187,23 +206,45 @@ pub fn slice(x: &Value, lo: Option<&Value>, hi: Option<&Value>) -> Result<Value,
             if lo == 0 && hi == len {
                 x.clone()
             } else {
+                mem.check((hi - lo) * VALUE_BYTES)?;
                 Value::list(l[lo..hi].to_vec())
             }
         }
-        Value::Str(s) => match s.get(lo..hi) {
-            Some(sub) => Value::str(sub),
-            None => Value::str(&String::from_utf8_lossy(&s.as_bytes()[lo..hi])),
-        },
+        Value::Str(s) => {
+            mem.check(hi - lo)?;
+            match s.get(lo..hi) {
+                Some(sub) => Value::str(sub),
+                None => Value::str(&String::from_utf8_lossy(&s.as_bytes()[lo..hi])),
+            }
+        }
         other => return Err(kind_error("slice", other)),
     })
 }
 
 /// `append(x, elems...)` into `x` (copy-on-write: a list shared with
-/// another variable is copied first).
-pub fn append(x: &mut Value, elems: impl Iterator<Item = Value>) -> Result<(), RuntimeError> {
+/// another variable is copied first, with room for `elems`). The memory
+/// ceiling is checked only when storage is allocated: a copy, or growth
+/// past the list's capacity (which at least doubles it).
+pub fn append(
+    x: &mut Value,
+    elems: impl ExactSizeIterator<Item = Value>,
+    mem: Ceiling,
+) -> Result<(), RuntimeError> {
     match x {
         Value::List(l) => {
-            Arc::make_mut(l).extend(elems);
+            let need = l.len() + elems.len();
+            if let Some(items) = Arc::get_mut(l) {
+                if need > items.capacity() {
+                    mem.check(need.max(2 * items.capacity()) * VALUE_BYTES)?;
+                }
+                items.extend(elems);
+                return Ok(());
+            }
+            mem.check(need * VALUE_BYTES)?;
+            let mut items = Vec::with_capacity(need);
+            items.extend_from_slice(l);
+            items.extend(elems);
+            *l = Arc::new(items);
             Ok(())
         }
         other => Err(kind_error("append", other)),
@@ -274,6 +315,8 @@ pub fn millis(v: &Value) -> Result<f64, RuntimeError> {
 mod tests {
     use super::*;
 
+    const NONE: Ceiling = Ceiling::NONE;
+
     fn l(v: &[i64]) -> Value {
         Value::list(v.iter().map(|i| Value::Int(*i)).collect())
     }
@@ -324,20 +367,20 @@ mod tests {
             "index out of range [-1] with length 3"
         );
         assert_eq!(
-            slice(&x, Some(&Value::Int(2)), Some(&Value::Int(1)))
+            slice(&x, Some(&Value::Int(2)), Some(&Value::Int(1)), NONE)
                 .unwrap_err()
                 .to_string(),
             "slice bounds out of range [2:1] with length 3"
         );
         assert_eq!(
-            slice(&x, None, Some(&Value::Int(4)))
+            slice(&x, None, Some(&Value::Int(4)), NONE)
                 .unwrap_err()
                 .to_string(),
             "slice bounds out of range [0:4] with length 3"
         );
         let s = Value::str("hello");
         assert_eq!(
-            slice(&s, Some(&Value::Int(1)), Some(&Value::Int(3)))
+            slice(&s, Some(&Value::Int(1)), Some(&Value::Int(3)), NONE)
                 .unwrap()
                 .to_display(),
             "el"
@@ -353,8 +396,8 @@ mod tests {
     fn copy_on_write_keeps_value_semantics() {
         let a = l(&[1, 2, 3]);
         let mut b = a.clone();
-        set_index(&mut b, &Value::Int(0), Value::Int(9)).unwrap();
-        append(&mut b, [Value::Int(4)].into_iter()).unwrap();
+        set_index(&mut b, &Value::Int(0), Value::Int(9), NONE).unwrap();
+        append(&mut b, [Value::Int(4)].into_iter(), NONE).unwrap();
         assert_eq!(a.to_display(), "[1 2 3]");
         assert_eq!(b.to_display(), "[9 2 3 4]");
         let s = Value::Struct(Arc::new(vec![Value::Int(1)]));
@@ -364,5 +407,43 @@ mod tests {
             (s.to_display(), t.to_display()),
             ("{1}".into(), "{2}".into())
         );
+    }
+
+    /// The ops that allocate refuse, before allocating, a copy or growth
+    /// that does not fit under the ceiling (here nothing is counted as
+    /// held, so only a request past the limit itself is refused).
+    #[test]
+    fn copies_and_growth_past_the_ceiling_are_refused() {
+        let mem = Ceiling::new(Some(1 << 20));
+        let oom = "out of memory: the program uses more than 1 MiB (--max-memory)";
+        let n = 2 * (1 << 20) / VALUE_BYTES;
+        let big = Value::list(vec![Value::Int(0); n]);
+        // A slice of all of it shares it; a part of it is a copy.
+        assert!(slice(&big, None, None, mem).is_ok());
+        let e = slice(
+            &big,
+            Some(&Value::Int(0)),
+            Some(&Value::Int(n as i64 - 1)),
+            mem,
+        );
+        assert_eq!(e.map(|_| ()).unwrap_err().to_string(), oom);
+        // Writing into a shared list copies it; into an unshared one not.
+        let mut shared = big.clone();
+        let e = set_index(&mut shared, &Value::Int(0), Value::Int(1), mem);
+        assert_eq!(e.map(|_| ()).unwrap_err().to_string(), oom);
+        let mut own = Value::list(vec![Value::Int(0); n]);
+        assert!(set_index(&mut own, &Value::Int(0), Value::Int(1), mem).is_ok());
+        // Appending to a full list grows it; within its capacity not.
+        let e = append(&mut own, [Value::Int(1)].into_iter(), mem);
+        assert_eq!(e.map(|_| ()).unwrap_err().to_string(), oom);
+        let mut roomy = Value::list(Vec::with_capacity(8));
+        assert!(append(&mut roomy, [Value::Int(1)].into_iter(), mem).is_ok());
+        let mut shared = big.clone();
+        let e = append(&mut shared, [Value::Int(1)].into_iter(), mem);
+        assert_eq!(e.map(|_| ()).unwrap_err().to_string(), oom);
+        // A long string's part is a copy too.
+        let s = Value::str(&"x".repeat((1 << 20) + 2));
+        let e = slice(&s, Some(&Value::Int(1)), None, mem);
+        assert_eq!(e.map(|_| ()).unwrap_err().to_string(), oom);
     }
 }

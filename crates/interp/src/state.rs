@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime, SrcLoc, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
 
@@ -49,6 +50,12 @@ pub(super) struct Shared {
     pub spawn: SpawnFn,
     /// The first engine bug of the run, if any.
     pub internal: Mutex<Option<InternalFailure>>,
+    /// The memory ceiling (`--max-memory`), checked before every
+    /// allocation the program causes (docs/interpreter.md, "Memory").
+    pub mem: Ceiling,
+    /// The bytes a new task takes before its stack: its future and the
+    /// runtime's record of it (`task::task_bytes`).
+    pub task_bytes: usize,
 }
 
 /// An engine bug, where it happened.

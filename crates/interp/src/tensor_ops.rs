@@ -2,7 +2,10 @@
 //! interpreter: a thin adapter over `weft_tensor::builtins`, which owns
 //! the builtin table, the kernel dispatch and the compute-pool cost.
 //!
-//! `run` converts the operands (`Value`s, in the registry's argument
+//! `run` first checks the memory ceiling with what the op will allocate
+//! on the host, known from the operands' shapes (`request`), so a tensor
+//! too large for the ceiling is refused before its kernel runs. It then
+//! converts the operands (`Value`s, in the registry's argument
 //! order) to `builtins::Arg`s, calls `builtins::call`, and converts the
 //! `Ret` back. `call` runs cheap kernels inline and long ones on the compute
 //! pool (the cost comes from `tensor::kernel_cost`, which sends every
@@ -20,14 +23,17 @@
 
 use std::sync::Arc;
 
+use weft_rt::memlimit::Ceiling;
 use weft_tensor::builtins::{self, Arg, Ret};
 
 use super::code::TensorOp;
 use super::error::RuntimeError;
-use super::value::Value;
+use super::value::{Value, VALUE_BYTES};
 
-/// Runs a tensor op on its operands (in argument order).
-pub async fn run(op: TensorOp, args: Vec<Value>) -> Result<Value, RuntimeError> {
+/// Runs a tensor op on its operands (in argument order), if what it
+/// allocates fits under the memory ceiling.
+pub async fn run(op: TensorOp, args: Vec<Value>, mem: Ceiling) -> Result<Value, RuntimeError> {
+    mem.check(request(op, &args))?;
     if to_host(op, &args) {
         for a in &args {
             if let Value::Tensor(t) = a {
@@ -40,6 +46,105 @@ pub async fn run(op: TensorOp, args: Vec<Value>) -> Result<Value, RuntimeError> 
         converted.push(arg(a)?);
     }
     Ok(value(builtins::call(op, converted).await?))
+}
+
+/// The bytes of a host `f32`.
+const F32: usize = 4;
+/// What a dataset (`load_dataset`, the embedded digits) takes.
+const DATASET_BYTES: usize = 1 << 20;
+
+/// The host bytes `op` allocates on these operands, known from their shapes
+/// before the kernel runs: the operands' conversion to builtin arguments
+/// (lists become `Vec`s of 8-byte numbers) and the result (`numel * 4`
+/// bytes for a tensor; a lazy transpose is counted as the copy it becomes
+/// when used). Operands the builtin will reject count 0: its own error
+/// says what is wrong. Saturates rather than overflows, so an impossible
+/// shape is a request no ceiling admits.
+pub fn request(op: TensorOp, args: &[Value]) -> usize {
+    let lists: usize = args
+        .iter()
+        .map(|a| match a {
+            Value::List(l) => l.len().saturating_mul(8),
+            _ => 0,
+        })
+        .sum();
+    lists.saturating_add(result_elems(op, args).saturating_mul(F32))
+}
+
+/// The elements of `op`'s result on these operands (see `request`).
+fn result_elems(op: TensorOp, args: &[Value]) -> usize {
+    let tensor = |i: usize| match args.get(i) {
+        Some(Value::Tensor(t)) => Some(&**t),
+        _ => None,
+    };
+    let numel = |i: usize| tensor(i).map_or(0, |t| t.numel());
+    let int = |i: usize| match args.get(i) {
+        Some(Value::Int(n)) => usize::try_from(*n).unwrap_or(0),
+        _ => 0,
+    };
+    let len = |i: usize| match args.get(i) {
+        Some(Value::List(l)) => l.len(),
+        _ => 0,
+    };
+    // The elements of one row of an `[m, ...]` tensor.
+    let row = |i: usize| {
+        tensor(i).map_or(0, |t| match t.dims().first() {
+            Some(&m) if m > 0 => t.numel() / m,
+            _ => 0,
+        })
+    };
+    match op {
+        TensorOp::Add | TensorOp::Sub | TensorOp::Mul | TensorOp::Div => numel(0).max(numel(1)),
+        TensorOp::Neg
+        | TensorOp::Relu
+        | TensorOp::ReluMask
+        | TensorOp::Exp
+        | TensorOp::Log
+        | TensorOp::Softmax
+        | TensorOp::Transpose
+        | TensorOp::To => numel(0),
+        TensorOp::Zeros | TensorOp::Ones | TensorOp::Full | TensorOp::Randn => match args.first() {
+            Some(Value::List(dims)) => shape_elems(dims),
+            _ => 0,
+        },
+        TensorOp::TensorFrom => len(0),
+        TensorOp::Matmul => match (tensor(0).map(|t| t.dims()), tensor(1).map(|t| t.dims())) {
+            (Some(&[m, _]), Some(&[_, n])) => m.saturating_mul(n),
+            _ => 0,
+        },
+        TensorOp::SumRows => tensor(0)
+            .and_then(|t| t.dims().get(1).copied())
+            .unwrap_or(0),
+        // An `[]int` result: a `Vec<i64>`, then a list of values.
+        TensorOp::ArgmaxRows => tensor(0)
+            .and_then(|t| t.dims().first().copied())
+            .unwrap_or(0)
+            .saturating_mul((8 + VALUE_BYTES) / F32),
+        TensorOp::Onehot => len(0).saturating_mul(int(1)),
+        TensorOp::Rows => int(2).saturating_sub(int(1)).saturating_mul(row(0)),
+        TensorOp::Gather => len(1).saturating_mul(row(0)),
+        TensorOp::LoadDataset => DATASET_BYTES / F32,
+        TensorOp::Shape
+        | TensorOp::Numel
+        | TensorOp::Sum
+        | TensorOp::Mean
+        | TensorOp::Get
+        | TensorOp::Devices
+        | TensorOp::Device => 0,
+    }
+}
+
+/// The elements of a tensor of shape `dims` (0 if a dimension is negative,
+/// which the builtin reports; saturating).
+fn shape_elems(dims: &[Value]) -> usize {
+    let mut n: usize = 1;
+    for d in dims {
+        match d {
+            Value::Int(d) if *d >= 0 => n = n.saturating_mul(*d as usize),
+            _ => return 0,
+        }
+    }
+    n
 }
 
 /// Whether `op` hands its operands' values to the host.

@@ -60,6 +60,10 @@ pub struct ChanVal {
     pub elem: Arc<Ty>,
 }
 
+/// The bytes of one value in a list, struct, frame or channel buffer (what
+/// the memory ceiling's checks count per element).
+pub const VALUE_BYTES: usize = std::mem::size_of::<Value>();
+
 /// One run-time value.
 ///
 /// `repr(C, u8)`: a tag byte, then every payload at byte 8. With Rust's
@@ -113,6 +117,15 @@ impl Value {
 
     /// Appends the printed form to `out`.
     pub fn write_to(&self, out: &mut String) {
+        self.write_within(out, usize::MAX);
+    }
+
+    /// Appends the printed form to `out` while `out` stays within `max`
+    /// bytes; false (with `out` cut short, at most a scalar's form past
+    /// `max`) when it would not. The printed form of a list can be far
+    /// larger than the list (a million references to one long string), so
+    /// `print` and `str(x)` bound it by what the memory ceiling leaves.
+    pub fn write_within(&self, out: &mut String, max: usize) -> bool {
         use std::fmt::Write;
         match self {
             Value::Int(i) => {
@@ -120,7 +133,12 @@ impl Value {
             }
             Value::Float(x) => write_float(out, *x),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Str(s) => out.push_str(s),
+            Value::Str(s) => {
+                if s.len() > max.saturating_sub(out.len()) {
+                    return false;
+                }
+                out.push_str(s)
+            }
             Value::List(items) | Value::Struct(items) => {
                 let (open, close) = match self {
                     Value::List(_) => ('[', ']'),
@@ -131,7 +149,9 @@ impl Value {
                     if i > 0 {
                         out.push(' ');
                     }
-                    v.write_to(out);
+                    if !v.write_within(out, max) {
+                        return false;
+                    }
                 }
                 out.push(close);
             }
@@ -145,6 +165,7 @@ impl Value {
                 let _ = write!(out, "{t}");
             }
         }
+        out.len() <= max
     }
 
     /// The truth value of a bool (false for anything else; the verifier

@@ -1,26 +1,30 @@
 //! The memory ceiling of a run (`weft run --max-memory MIB`): a counting
-//! global allocator that the `weft` binary installs, and a check the
-//! interpreter makes where a program grows (lists, channels, tasks), so a
+//! global allocator that the `weft` binary installs, and [`Ceiling`], which
+//! the interpreter checks before every allocation a program causes (string
+//! results, list copies and growth, channel buffers, timers, tasks and their
+//! call stacks, tensor results), with the size about to be allocated, so a
 //! program that allocates without end stops with a clear panic naming the
-//! limit instead of taking the machine down.
+//! limit instead of taking the machine down, and an allocation larger than
+//! the limit is refused before it is attempted (not an abort of the process).
 //!
 //! Invariants: `ALLOCATED` is the number of bytes currently allocated
 //! through [`CountingAlloc`] (zero when another allocator is in use, as in
-//! tests, so the check never fires there); a limit of 0 means none. The
-//! counters are relaxed atomics: the ceiling is a guard rail, checked at
-//! growth points, not an exact cap on every byte.
+//! tests: then only single requests larger than the limit are refused); a
+//! limit of 0 means none. The counter is a relaxed atomic: the ceiling is a
+//! guard rail, checked at growth points with the size about to be
+//! allocated, not an exact cap on every byte (the runtime's own bookkeeping
+//! and allocator slack are counted only as they happen).
 //!
 //! The one module of the crate that names `std`'s atomics rather than the
-//! loom facade (`weft_chan::loom`): the counters are `static`s that the
+//! loom facade (`weft_chan::loom`): the counter is a `static` that the
 //! global allocator updates on every allocation of the process, loom's
 //! atomics are neither `const`-constructible nor usable outside a model,
-//! and the counters take part in no protocol that the loom tests check.
+//! and the counter takes part in no protocol that the loom tests check.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
-static LIMIT: AtomicUsize = AtomicUsize::new(0);
 
 /// The system allocator, counting the bytes it holds.
 pub struct CountingAlloc;
@@ -65,11 +69,6 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 }
 
-/// Sets the ceiling in bytes (`None`: no ceiling).
-pub fn set_limit(bytes: Option<usize>) {
-    LIMIT.store(bytes.unwrap_or(0), Relaxed);
-}
-
 /// Bytes allocated now through [`CountingAlloc`] (0 if it is not installed).
 pub fn allocated() -> usize {
     ALLOCATED.load(Relaxed)
@@ -90,19 +89,81 @@ pub fn default_limit() -> Option<usize> {
     Some(kib / 4 * 3 * 1024)
 }
 
-/// The panic message when the ceiling is passed, else `None`. One relaxed
-/// load when no ceiling is set.
-#[inline]
-pub fn exceeded() -> Option<String> {
-    let limit = LIMIT.load(Relaxed);
-    if limit == 0 || ALLOCATED.load(Relaxed) <= limit {
-        return None;
-    }
-    Some(format!(
-        "out of memory: the program uses more than {} MiB (--max-memory)",
-        limit >> 20
-    ))
+/// The memory ceiling of one run (`--max-memory`), checked before each
+/// allocation a program causes, with the size about to be allocated.
+/// A value, not a global: runs in one process (tests) keep their own.
+///
+/// [`Ceiling::check`] compares [`allocated`] plus the request with the
+/// limit, so a single allocation larger than what is left is refused
+/// before it is attempted, and the bytes the program already holds count
+/// (where the counting allocator is installed; elsewhere [`allocated`] is 0
+/// and only single requests larger than the limit are refused).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ceiling {
+    /// The limit in bytes; 0: none.
+    limit: usize,
 }
+
+impl Ceiling {
+    /// No ceiling.
+    pub const NONE: Ceiling = Ceiling { limit: 0 };
+
+    /// A ceiling of `bytes` (`None`: none).
+    pub fn new(bytes: Option<usize>) -> Ceiling {
+        Ceiling {
+            limit: bytes.unwrap_or(0),
+        }
+    }
+
+    /// The limit in bytes, if there is one.
+    pub fn limit(self) -> Option<usize> {
+        (self.limit != 0).then_some(self.limit)
+    }
+
+    /// Whether `request` more bytes fit under the ceiling; the failure names
+    /// the limit. One relaxed load and a compare.
+    #[inline]
+    pub fn check(self, request: usize) -> Result<(), OutOfMemory> {
+        if self.limit == 0 || allocated().saturating_add(request) <= self.limit {
+            return Ok(());
+        }
+        Err(OutOfMemory { limit: self.limit })
+    }
+
+    /// The bytes that may still be allocated (`usize::MAX` without a
+    /// ceiling): a bound for work whose size shows only as it is done
+    /// (formatting a value).
+    pub fn headroom(self) -> usize {
+        match self.limit {
+            0 => usize::MAX,
+            limit => limit.saturating_sub(allocated()),
+        }
+    }
+
+    /// The failure of an allocation that does not fit.
+    pub fn exceeded(self) -> OutOfMemory {
+        OutOfMemory { limit: self.limit }
+    }
+}
+
+/// An allocation did not fit under the ceiling. Its `Display` is the
+/// program's panic message (docs/language.md, "Errors and exit codes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfMemory {
+    limit: usize,
+}
+
+impl std::fmt::Display for OutOfMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "out of memory: the program uses more than {} MiB (--max-memory)",
+            self.limit >> 20
+        )
+    }
+}
+
+impl std::error::Error for OutOfMemory {}
 
 #[cfg(test)]
 mod tests {
@@ -110,10 +171,28 @@ mod tests {
 
     #[test]
     fn no_ceiling_never_fires_and_the_default_is_plausible() {
-        set_limit(None);
-        assert_eq!(exceeded(), None);
+        assert_eq!(Ceiling::NONE.check(usize::MAX), Ok(()));
+        assert_eq!(Ceiling::new(None), Ceiling::NONE);
+        assert_eq!(Ceiling::NONE.headroom(), usize::MAX);
         if let Some(d) = default_limit() {
             assert!(d > 1 << 20, "{d}");
         }
+    }
+
+    /// Without the counting allocator nothing is counted as held, so only
+    /// a single request larger than the limit is refused; it is refused
+    /// before anything is allocated, with the message naming the limit.
+    #[test]
+    fn a_request_past_the_limit_is_refused_with_the_message() {
+        let c = Ceiling::new(Some(100 << 20));
+        assert_eq!(c.limit(), Some(100 << 20));
+        assert_eq!(c.check(1 << 20), Ok(()));
+        let e = c.check(2 << 30).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "out of memory: the program uses more than 100 MiB (--max-memory)"
+        );
+        assert_eq!(c.check(usize::MAX), Err(e));
+        assert_eq!(c.exceeded(), e);
     }
 }
