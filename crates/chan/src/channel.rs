@@ -835,13 +835,18 @@ impl<T: Send> Future for SendFut<'_, T> {
             }
             SendStep::Closed(v) => Poll::Ready(Err(SendError(v))),
             SendStep::Full(v) => {
-                let cx = context_in(&mut self.slot, tcx.waker());
-                st.sendq.push_back(Waiter {
-                    cx: cx.entry(),
-                    case: 0,
-                    val: v,
-                    single: true,
-                });
+                let mut cx = context_in(&mut self.slot, tcx.waker());
+                let seq = st.take_seq();
+                cx.set_seq(seq);
+                st.sendq.push_back(
+                    seq,
+                    Waiter {
+                        cx: cx.entry(),
+                        case: 0,
+                        val: v,
+                        single: true,
+                    },
+                );
                 drop(st);
                 self.cx = Some(cx);
                 Poll::Pending
@@ -946,13 +951,18 @@ impl<T: Send> Future for RecvFut<'_, T> {
                 Poll::Ready(v)
             }
             RecvStep::Empty => {
-                let cx = context_in(&mut self.slot, tcx.waker());
-                st.recvq.push_back(Waiter {
-                    cx: cx.entry(),
-                    case: 0,
-                    val: (),
-                    single: true,
-                });
+                let mut cx = context_in(&mut self.slot, tcx.waker());
+                let seq = st.take_seq();
+                cx.set_seq(seq);
+                st.recvq.push_back(
+                    seq,
+                    Waiter {
+                        cx: cx.entry(),
+                        case: 0,
+                        val: (),
+                        single: true,
+                    },
+                );
                 drop(st);
                 self.cx = Some(cx);
                 Poll::Pending

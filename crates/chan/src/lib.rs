@@ -12,6 +12,7 @@
 //! |--------------|-------------------------------------------------------------|
 //! | `channel.rs` | `Chan<T>`, the send/receive futures, `try_`/`_blocking`     |
 //! | `state.rs`   | the state under the channel lock; the steps of send/recv/close |
+//! | `queue.rs`   | a wait queue (`sendq`, `recvq`): FIFO, withdrawal in O(log n) |
 //! | `ring.rs`    | the buffer: a lock-free ring the channel lock can freeze    |
 //! | `select.rs`  | `Select<T>`: poll order, lock order, park, dequeue          |
 //! | `waiter.rs`  | a blocked party (`Context`), its CAS, waking, `block_on`    |
@@ -33,6 +34,7 @@ mod error;
 pub mod loom;
 #[cfg(all(test, loom))]
 mod loom_tests;
+mod queue;
 mod ring;
 mod select;
 mod state;

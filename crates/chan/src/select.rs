@@ -697,26 +697,39 @@ fn attempt<T: Send, S: Cases<T>>(
     let Some(waker) = park else {
         return Attempt::NotReady;
     };
-    let cx = context_in(slot, waker);
+    let mut cx = context_in(slot, waker);
+    // One number for every entry of the party: past every number queued
+    // on any of its channels, each of which then moves past it (`queue.rs`).
+    let seq = guards.iter().map(|g| g.next_seq).max().unwrap_or(0);
+    for g in guards.iter_mut() {
+        g.next_seq = seq + 1;
+    }
+    cx.set_seq(seq);
     for i in pollorder.iter() {
         let Some(ch) = src.chan(i) else { continue };
         let Some(g) = guard_of(ch) else { continue };
         if src.is_send(i) {
             if let Some(v) = src.take_value(i) {
-                guards[g].sendq.push_back(Waiter {
-                    cx: cx.entry(),
-                    case: i,
-                    val: v,
-                    single: false,
-                });
+                guards[g].sendq.push_back(
+                    seq,
+                    Waiter {
+                        cx: cx.entry(),
+                        case: i,
+                        val: v,
+                        single: false,
+                    },
+                );
             }
         } else {
-            guards[g].recvq.push_back(Waiter {
-                cx: cx.entry(),
-                case: i,
-                val: (),
-                single: false,
-            });
+            guards[g].recvq.push_back(
+                seq,
+                Waiter {
+                    cx: cx.entry(),
+                    case: i,
+                    val: (),
+                    single: false,
+                },
+            );
         }
     }
     Attempt::Parked(cx)

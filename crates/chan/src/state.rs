@@ -17,9 +17,13 @@
 //!    another case, or was cancelled) may linger until their owner removes
 //!    them; every step skips and drops them (`pop_live`).
 //! 5. Queues are FIFO, so blocked senders are served in arrival order.
+//! 6. Every entry queued here carries a number below `next_seq`, and a
+//!    party's entries all carry the one number its owner keeps
+//!    (`queue.rs`), so a party withdraws in O(log n), not by a scan.
 
 use std::collections::VecDeque;
 
+use super::queue::WaitQueue;
 use super::ring::Ring;
 use super::waiter::{Handoff, Owned, Waiter};
 use super::{CloseError, Outcome};
@@ -38,9 +42,11 @@ pub(crate) struct State<T> {
     /// Set once by `close` (`hchan.closed`).
     pub(crate) closed: bool,
     /// Blocked senders with their values (`hchan.sendq`).
-    pub(crate) sendq: VecDeque<Waiter<T, T>>,
+    pub(crate) sendq: WaitQueue<T, T>,
     /// Blocked receivers (`hchan.recvq`).
-    pub(crate) recvq: VecDeque<Waiter<T, ()>>,
+    pub(crate) recvq: WaitQueue<T, ()>,
+    /// The number the next party to queue here gets, at least (invariant 6).
+    pub(crate) next_seq: u64,
 }
 
 /// What a send step did.
@@ -65,7 +71,7 @@ pub(crate) enum RecvStep<T> {
 
 /// Pops the first entry whose party this call wins (invariant 4).
 #[inline]
-fn pop_live<T, V>(q: &mut VecDeque<Waiter<T, V>>) -> Option<Waiter<T, V>> {
+fn pop_live<T, V>(q: &mut WaitQueue<T, V>) -> Option<Waiter<T, V>> {
     while let Some(w) = q.pop_front() {
         if w.choose() {
             return Some(w);
@@ -113,8 +119,9 @@ impl<T> State<T> {
             deque: VecDeque::with_capacity(prealloc),
             frozen: false,
             closed: false,
-            sendq: VecDeque::new(),
-            recvq: VecDeque::new(),
+            sendq: WaitQueue::new(),
+            recvq: WaitQueue::new(),
+            next_seq: 0,
         }
     }
 
@@ -182,9 +189,20 @@ impl<T> State<T> {
         buf.len(self)
     }
 
-    /// Removes every entry of `cx` (a party that finished or gave up).
+    /// The number of a party about to queue on this channel alone
+    /// (invariant 6; a select takes one over all its channels).
+    #[inline]
+    pub(crate) fn take_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq = seq + 1;
+        seq
+    }
+
+    /// Removes every entry of `cx` (a party that finished or gave up):
+    /// O(log n) amortized (`queue.rs`).
     pub(crate) fn remove(&mut self, cx: &Owned<T>) {
-        self.sendq.retain(|w| !w.cx.is(cx));
-        self.recvq.retain(|w| !w.cx.is(cx));
+        let seq = cx.seq();
+        self.sendq.remove(seq, cx);
+        self.recvq.remove(seq, cx);
     }
 }

@@ -48,6 +48,8 @@
 //!    `waker_id`, the identity of the waker it stored, so a poll with the
 //!    same waker (a task's waker never changes) returns after two plain
 //!    loads, and one with another waker takes the locks (rare).
+//!    The owner alone also keeps `seq`, the number its queue entries
+//!    carry (`queue.rs`): set when it queues, read when it withdraws.
 //! 5. A context is heap-allocated and never moves: the owner's handle
 //!    ([`Owned`]) frees it on drop, which invariant 3 makes safe. A handle
 //!    leaked while queued (`mem::forget` of a future) leaks the context, so
@@ -76,6 +78,9 @@ pub(crate) struct Context<T> {
     waker: UnsafeCell<Option<Waker>>,
     /// The stored waker's data and vtable pointers (owner only).
     waker_id: UnsafeCell<[usize; 2]>,
+    /// The number the party's entries carry in the queues (`queue.rs`),
+    /// set when it queues; owner only.
+    seq: UnsafeCell<u64>,
 }
 
 impl<T> Context<T> {
@@ -154,6 +159,7 @@ impl<T> Owned<T> {
             outcome: UnsafeCell::new(None),
             waker: UnsafeCell::new(Some(waker.clone())),
             waker_id: UnsafeCell::new(id_of(waker)),
+            seq: UnsafeCell::new(0),
         });
         Owned {
             ptr: NonNull::from(Box::leak(cx)),
@@ -189,6 +195,22 @@ impl<T> Owned<T> {
     #[inline]
     pub(crate) fn entry(&self) -> CxRef<T> {
         CxRef { ptr: self.ptr }
+    }
+
+    /// Records the number the party's entries carry (`queue.rs`); set
+    /// before they are queued, under the lock(s) they are queued under.
+    #[inline]
+    pub(crate) fn set_seq(&mut self, seq: u64) {
+        // SAFETY: only the owner touches `seq`, and `&mut self` is the owner.
+        self.cx().seq.with_mut(|p| unsafe { *p = seq });
+    }
+
+    /// The number the party's entries carry (what `set_seq` stored).
+    #[inline]
+    pub(crate) fn seq(&self) -> u64 {
+        // SAFETY: only the owner touches `seq` (it is never written while
+        // the owner reads it: writes take `&mut self`).
+        self.cx().seq.with(|p| unsafe { *p })
     }
 
     /// True once the outcome is in (a lock-free hint).

@@ -377,3 +377,132 @@ fn wait_slot_counts_the_waits_that_parked() {
     }
     assert_eq!(slot.waits(), 2);
 }
+
+/// One party of `many_withdrawals_from_long_queues_keep_fifo`.
+enum Party<'a> {
+    Recv(weft_chan::RecvFut<'a, u32>),
+    Send(weft_chan::SendFut<'a, u32>),
+    Select(weft_chan::SelectFut<'a, u32>),
+}
+
+impl Party<'_> {
+    /// Polls once: the value received, `Some(u32::MAX)` for a send or a
+    /// select's `d` case, `None` while waiting.
+    fn poll(&mut self, w: &Waker) -> Option<u32> {
+        match self {
+            Party::Recv(f) => match poll_once(f, w) {
+                Poll::Ready(v) => Some(v.expect("open channel")),
+                Poll::Pending => None,
+            },
+            Party::Send(f) => match poll_once(f, w) {
+                Poll::Ready(r) => r.map(|()| u32::MAX).ok(),
+                Poll::Pending => None,
+            },
+            Party::Select(f) => match poll_once(f, w) {
+                Poll::Ready(s) => match s.outcome {
+                    Outcome::Received(Some(v)) if s.index == 0 => Some(v),
+                    _ => Some(u32::MAX),
+                },
+                Poll::Pending => None,
+            },
+        }
+    }
+}
+
+/// Long queues with parties leaving from the middle (issue 26: each
+/// withdrawal used to scan the whole queue): 3,000 receivers on `c` (plain,
+/// with a `WaitSlot`, or a select that also waits on `d`) and 1,000
+/// senders on `s`. In a random order the test drops parties (cancelled
+/// futures), wakes selects through `d` (their entries on `c` are left
+/// behind and withdrawn), and sends on `c` / receives on `s`, checking each
+/// time that the oldest party still waiting is the one served. At the end
+/// every queue is empty.
+#[test]
+fn many_withdrawals_from_long_queues_keep_fifo() {
+    const RECEIVERS: usize = 3000;
+    const SENDERS: usize = 1000;
+    let (c, d, s) = (
+        Chan::<u32>::new(0),
+        Chan::<u32>::new(0),
+        Chan::<u32>::new(0),
+    );
+    let w = Waker::noop();
+    let mut rng = fastrand::Rng::with_seed(26);
+    let mut slots: Vec<WaitSlot<u32>> = (0..RECEIVERS).map(|_| WaitSlot::new()).collect();
+    let mut parties: Vec<Option<Party<'_>>> = Vec::new();
+    // Arrival order of the waiting parties on `c` and on `s` (indices).
+    let mut on_c: std::collections::VecDeque<usize> = Default::default();
+    let mut on_s: std::collections::VecDeque<usize> = Default::default();
+    for (i, slot) in slots.iter_mut().enumerate() {
+        let mut p = match i % 3 {
+            0 => Party::Recv(c.recv()),
+            1 => Party::Recv(c.recv_in(slot)),
+            _ => {
+                let mut sel = Select::new();
+                sel.recv_ref(Some(&c));
+                sel.recv_ref(Some(&d));
+                Party::Select(sel.select(&mut rng))
+            }
+        };
+        assert_eq!(p.poll(w), None);
+        parties.push(Some(p));
+        on_c.push_back(i);
+    }
+    for i in 0..SENDERS {
+        let mut p = Party::Send(s.send(i as u32));
+        assert_eq!(p.poll(w), None);
+        parties.push(Some(p));
+        on_s.push_back(RECEIVERS + i);
+    }
+    assert_eq!(c.queued(), (0, RECEIVERS));
+    assert_eq!(s.queued(), (SENDERS, 0));
+    let mut next = 0u32;
+    while !on_c.is_empty() || !on_s.is_empty() {
+        match rng.u8(..8) {
+            // Drop a waiting party from anywhere.
+            0..=3 => {
+                let q = if on_s.is_empty() || (!on_c.is_empty() && rng.bool()) {
+                    &mut on_c
+                } else {
+                    &mut on_s
+                };
+                let i = q.remove(rng.usize(..q.len())).unwrap();
+                parties[i] = None;
+            }
+            // A send on `c`: the oldest receiver still waiting gets it.
+            4 if !on_c.is_empty() => {
+                next += 1;
+                c.try_send(next).expect("a receiver waits");
+                let i = on_c.pop_front().unwrap();
+                let p = parties[i].as_mut().unwrap();
+                assert_eq!(p.poll(w), Some(next), "party {i} is the oldest on c");
+                parties[i] = None;
+            }
+            // A select won through `d`: its entry on `c` is withdrawn.
+            5 => {
+                let Some(k) = on_c.iter().position(|&i| i % 3 == 2) else {
+                    continue;
+                };
+                d.try_send(0).expect("a select waits on d");
+                let i = on_c.remove(k).unwrap();
+                assert_eq!(parties[i].as_mut().unwrap().poll(w), Some(u32::MAX));
+                parties[i] = None;
+            }
+            // A receive on `s`: the oldest sender still waiting is served.
+            6 if !on_s.is_empty() => {
+                let i = on_s.pop_front().unwrap();
+                assert_eq!(s.try_recv(), Ok((i - RECEIVERS) as u32), "oldest sender");
+                assert_eq!(parties[i].as_mut().unwrap().poll(w), Some(u32::MAX));
+                parties[i] = None;
+            }
+            _ => {}
+        }
+        assert_eq!(c.queued(), (0, on_c.len()));
+        assert_eq!(s.queued(), (on_s.len(), 0));
+    }
+    drop(parties);
+    for ch in [&c, &d, &s] {
+        assert_eq!(ch.queued(), (0, 0));
+    }
+    assert_eq!(c.try_send(0), Err(TrySendError::Full(0)));
+}

@@ -13,7 +13,14 @@
 //! leaves open, which ready case a select takes, is checked to be one the
 //! model says is ready, and the model then follows that choice.
 //!
-//! A second property runs producers and consumers on real threads and checks
+//! A second program shape keeps queues long: 48 tasks on 2 channels, most
+//! of them blocking in one direction on each, with many cancellations and
+//! selects, so parties leave from the middle of long queues (dropped
+//! futures, select losers) between the sends and receives that serve the
+//! fronts, and the model checks that the rest are still served in arrival
+//! order.
+//!
+//! A third property runs producers and consumers on real threads and checks
 //! what a concurrent run must keep: every value sent is received exactly
 //! once, in each producer's order, and failed sends are never received.
 
@@ -34,6 +41,9 @@ use weft_chan::{
 
 const CHANS: usize = 3;
 const TASKS: usize = 4;
+/// The long-queue shape (`long_queues_follow_the_model`).
+const LONG_CHANS: usize = 2;
+const LONG_TASKS: usize = 48;
 
 #[derive(Clone, Debug)]
 struct CaseGen {
@@ -53,20 +63,21 @@ enum Step {
     Cancel { task: usize },
 }
 
-fn case_gen() -> impl Strategy<Value = CaseGen> {
-    let ch = prop_oneof![8 => (0..CHANS).prop_map(Some), 1 => Just(None)];
+fn case_gen(chans: usize) -> impl Strategy<Value = CaseGen> {
+    let ch = prop_oneof![8 => (0..chans).prop_map(Some), 1 => Just(None)];
     (ch, any::<bool>()).prop_map(|(ch, send)| CaseGen { ch, send })
 }
 
-fn step() -> impl Strategy<Value = Step> {
-    let task = 0..TASKS;
-    let ch = 0..CHANS;
+/// One step over `tasks` tasks and `chans` channels.
+fn step(tasks: usize, chans: usize) -> impl Strategy<Value = Step> {
+    let task = 0..tasks;
+    let ch = 0..chans;
     prop_oneof![
         4 => (task.clone(), ch.clone()).prop_map(|(task, ch)| Step::Send { task, ch }),
         4 => (task.clone(), ch.clone()).prop_map(|(task, ch)| Step::Recv { task, ch }),
-        4 => (task.clone(), prop::collection::vec(case_gen(), 0..5))
+        4 => (task.clone(), prop::collection::vec(case_gen(chans), 0..5))
             .prop_map(|(task, cases)| Step::Select { task, cases }),
-        2 => prop::collection::vec(case_gen(), 0..4).prop_map(|cases| Step::TrySelect { cases }),
+        2 => prop::collection::vec(case_gen(chans), 0..4).prop_map(|cases| Step::TrySelect { cases }),
         2 => ch.clone().prop_map(|ch| Step::TrySend { ch }),
         2 => ch.clone().prop_map(|ch| Step::TryRecv { ch }),
         1 => ch.prop_map(|ch| Step::Close { ch }),
@@ -169,10 +180,15 @@ fn settle(
     Ok(())
 }
 
-fn run_program(caps: &[usize], steps: &[Step], seed: u64) -> Result<(), TestCaseError> {
+fn run_program(
+    caps: &[usize],
+    steps: &[Step],
+    seed: u64,
+    ntasks: usize,
+) -> Result<(), TestCaseError> {
     let chans: Vec<Chan<u32>> = caps.iter().map(|&c| Chan::new(c)).collect();
-    let mut model = Model::new(caps, TASKS);
-    let mut tasks: Vec<Option<Task<'_>>> = (0..TASKS).map(|_| None).collect();
+    let mut model = Model::new(caps, ntasks);
+    let mut tasks: Vec<Option<Task<'_>>> = (0..ntasks).map(|_| None).collect();
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut next = 0u32;
 
@@ -291,10 +307,66 @@ proptest! {
     #[test]
     fn real_channels_follow_the_model(
         caps in prop::collection::vec(prop_oneof![4 => 0usize..3, 1 => Just(DEQUE_CAP)], CHANS),
-        steps in prop::collection::vec(step(), 1..60),
+        steps in prop::collection::vec(step(TASKS, CHANS), 1..60),
         seed in any::<u64>(),
     ) {
-        run_program(&caps, &steps, seed)?;
+        run_program(&caps, &steps, seed, TASKS)?;
+    }
+}
+
+/// A step of the long-queue shape: receives on channel 0 and sends on
+/// channel 1 mostly block, so both queues grow; the opposite operations
+/// serve their fronts; selects queue on both (one fires, its entry on the
+/// other channel is withdrawn from wherever it is); cancellations withdraw
+/// parties from anywhere.
+fn long_step() -> impl Strategy<Value = Step> {
+    let task = 0..LONG_TASKS;
+    let case = prop_oneof![
+        4 => Just(CaseGen { ch: Some(0), send: false }),
+        4 => Just(CaseGen { ch: Some(1), send: true }),
+        1 => Just(CaseGen { ch: Some(0), send: true }),
+        1 => Just(CaseGen { ch: Some(1), send: false }),
+        1 => Just(CaseGen { ch: None, send: false }),
+    ];
+    prop_oneof![
+        6 => task.clone().prop_map(|task| Step::Recv { task, ch: 0 }),
+        6 => task.clone().prop_map(|task| Step::Send { task, ch: 1 }),
+        5 => (task.clone(), prop::collection::vec(case, 1..4))
+            .prop_map(|(task, cases)| Step::Select { task, cases }),
+        2 => task.clone().prop_map(|task| Step::Send { task, ch: 0 }),
+        2 => task.clone().prop_map(|task| Step::Recv { task, ch: 1 }),
+        1 => Just(Step::TrySend { ch: 0 }),
+        1 => Just(Step::TryRecv { ch: 1 }),
+        6 => task.prop_map(|task| Step::Cancel { task }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Long queues (up to 48 parties on 2 channels) with parties leaving
+    /// from the middle: cancelled sends, receives and selects, and selects
+    /// won on one channel leaving an entry on the other; closes are rare so
+    /// that queues grow. After every step the model says which party each
+    /// send or receive served (FIFO) and how long each queue is.
+    #[test]
+    fn long_queues_follow_the_model(
+        caps in prop::collection::vec(prop_oneof![4 => 0usize..2, 1 => Just(DEQUE_CAP)], LONG_CHANS),
+        steps in prop::collection::vec(long_step(), 1..400)
+            .prop_flat_map(|steps| {
+                // At most one close, late in the program.
+                let n = steps.len();
+                (Just(steps), prop::option::of((n * 3 / 4..=n, 0..LONG_CHANS)))
+            })
+            .prop_map(|(mut steps, close)| {
+                if let Some((at, ch)) = close {
+                    steps.insert(at, Step::Close { ch });
+                }
+                steps
+            }),
+        seed in any::<u64>(),
+    ) {
+        run_program(&caps, &steps, seed, LONG_TASKS)?;
     }
 }
 

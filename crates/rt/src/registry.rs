@@ -88,23 +88,28 @@ impl<S> Registry<S> {
 
     /// Every live task, in task-number order.
     pub fn snapshot(&self) -> Vec<Arc<Task<S>>> {
-        let mut all: Vec<Arc<Task<S>>> = self
-            .shards
-            .iter()
-            .flat_map(|s| s.lock().slots.iter().flatten().cloned().collect::<Vec<_>>())
-            .collect();
-        all.sort_by_key(|t| t.id);
-        all
+        let mut all = Vec::new();
+        for s in &self.shards {
+            all.extend(s.lock().slots.iter().flatten().map(|t| (t.id, t.clone())));
+        }
+        by_id(all)
     }
 
-    /// Removes and returns every task.
+    /// Removes and returns every task, in task-number order.
     pub fn drain(&self) -> Vec<Arc<Task<S>>> {
         let mut all = Vec::new();
         for s in &self.shards {
             let slab = std::mem::take(&mut *s.lock());
-            all.extend(slab.slots.into_iter().flatten());
+            all.extend(slab.slots.into_iter().flatten().map(|t| (t.id, t)));
         }
-        all.sort_by_key(|t| t.id);
-        all
+        by_id(all)
     }
+}
+
+/// The tasks sorted by number. The numbers are sorted beside the tasks
+/// (unique, so an unstable sort): a key read through each `Arc` cost a
+/// cache miss per comparison, 7% of ending a run with 200,000 blocked tasks.
+fn by_id<S>(mut all: Vec<(u64, Arc<Task<S>>)>) -> Vec<Arc<Task<S>>> {
+    all.sort_unstable_by_key(|&(id, _)| id);
+    all.into_iter().map(|(_, t)| t).collect()
 }

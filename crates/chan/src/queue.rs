@@ -1,0 +1,302 @@
+//! A channel's wait queue (`sendq` / `recvq`, Go's `waitq`): the entries
+//! of blocked parties in arrival order, served from the front, and
+//! withdrawn from anywhere in O(log n) amortized time.
+//!
+//! Go links its `sudog`s in a doubly linked list, so a party that gives up
+//! unlinks itself in O(1). Here the queue is a `VecDeque` (no allocation
+//! per entry, one contiguous buffer for the hot push and pop), and a party
+//! that withdraws finds its entries by a number instead of by a scan:
+//!
+//! - Every entry carries the `seq` its party was given when it queued
+//!   (`State::next_seq`, under the locks of all the channels it queues
+//!   on). A channel's entries are pushed in increasing `seq`, and a select
+//!   uses one number for all its entries (the largest `next_seq` among its
+//!   channels, each of which then moves past it), so in every queue `seq`
+//!   never decreases from front to back and the entries with one `seq` are
+//!   one party's, next to each other.
+//! - The owner keeps its `seq` in its context (`Owned::seq`) and, to
+//!   withdraw, binary-searches the queue for it ([`WaitQueue::remove`]),
+//!   then checks each entry with that number against its context pointer
+//!   (without dereferencing it).
+//! - An entry withdrawn from the middle becomes a *tombstone*: its waiter
+//!   (context pointer and, in `sendq`, the value) is dropped at once, and
+//!   its `seq` stays so the queue stays sorted. Tombstones at either end
+//!   are popped at once; the queue is compacted (one pass) when
+//!   tombstones make up more than half of it, so each tombstone costs O(1)
+//!   amortized.
+//!
+//! The cost: 8 bytes per entry and a counter per channel; the hot path
+//! (`push_back`, `pop_front`) gains one branch on the tombstone count.
+//! Before, a withdrawal scanned both queues (`retain`): O(n) each, so the
+//! end of a run dropping 200,000 tasks blocked on one channel took 100 s.
+//!
+//! Invariants (under the channel lock):
+//! 1. `seq` never decreases from front to back; entries sharing a `seq`
+//!    belong to one party.
+//! 2. The first and the last entry are never tombstones, so the queue is
+//!    empty exactly when no entry of any party is in it.
+//! 3. `dead` is the number of tombstones; after a withdrawal, at most half
+//!    the entries are tombstones.
+
+use std::collections::VecDeque;
+
+use super::waiter::{Owned, Waiter};
+
+/// One slot of the queue: a party's entry, or a tombstone (`w == None`).
+struct Entry<T, V> {
+    seq: u64,
+    w: Option<Waiter<T, V>>,
+}
+
+/// The blocked parties of one direction of one channel, FIFO.
+pub(crate) struct WaitQueue<T, V> {
+    q: VecDeque<Entry<T, V>>,
+    /// Tombstones in `q` (invariant 3).
+    dead: usize,
+}
+
+impl<T, V> WaitQueue<T, V> {
+    pub(crate) const fn new() -> Self {
+        WaitQueue {
+            q: VecDeque::new(),
+            dead: 0,
+        }
+    }
+
+    /// True when no party has an entry here (invariant 2).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    /// Entries now, tombstones not counted (stale entries counted).
+    pub(crate) fn len(&self) -> usize {
+        self.q.len() - self.dead
+    }
+
+    /// Queues `w` of a party numbered `seq`, which is at least the `seq`
+    /// of every entry here (invariant 1).
+    #[inline]
+    pub(crate) fn push_back(&mut self, seq: u64, w: Waiter<T, V>) {
+        debug_assert!(self.q.back().is_none_or(|e| e.seq <= seq));
+        self.q.push_back(Entry { seq, w: Some(w) });
+    }
+
+    /// The oldest entry, taken out.
+    #[inline]
+    pub(crate) fn pop_front(&mut self) -> Option<Waiter<T, V>> {
+        while let Some(e) = self.q.pop_front() {
+            match e.w {
+                Some(w) => {
+                    if self.dead != 0 {
+                        // The pop may have uncovered tombstones.
+                        self.trim();
+                    }
+                    return Some(w);
+                }
+                // Not reached (the front is never a tombstone, invariant
+                // 2), but harmless.
+                None => self.dead -= 1,
+            }
+        }
+        None
+    }
+
+    /// Withdraws every entry of `cx`, whose party queued with `seq`;
+    /// returns how many were here (0 when partners already popped them).
+    pub(crate) fn remove(&mut self, seq: u64, cx: &Owned<T>) -> usize {
+        let Ok(at) = self.q.binary_search_by_key(&seq, |e| e.seq) else {
+            return 0;
+        };
+        // The party's entries surround `at` (invariant 1).
+        let mut lo = at;
+        while lo > 0 && self.q[lo - 1].seq == seq {
+            lo -= 1;
+        }
+        let mut removed = 0;
+        let mut i = lo;
+        while i < self.q.len() && self.q[i].seq == seq {
+            let e = &mut self.q[i];
+            if e.w.as_ref().is_some_and(|w| w.cx.is(cx)) {
+                // Drops the waiter (and a send's value) now.
+                e.w = None;
+                self.dead += 1;
+                removed += 1;
+            }
+            i += 1;
+        }
+        if removed != 0 {
+            self.trim();
+            if self.dead * 2 > self.q.len() {
+                self.q.retain(|e| e.w.is_some());
+                self.dead = 0;
+            }
+        }
+        removed
+    }
+
+    /// Pops tombstones off both ends (invariant 2).
+    fn trim(&mut self) {
+        while self.q.front().is_some_and(|e| e.w.is_none()) {
+            self.q.pop_front();
+            self.dead -= 1;
+        }
+        while self.q.back().is_some_and(|e| e.w.is_none()) {
+            self.q.pop_back();
+            self.dead -= 1;
+        }
+    }
+
+    /// The entries in order, tombstones skipped (tests).
+    #[cfg(all(test, not(loom)))]
+    fn live(&self) -> impl Iterator<Item = (u64, &Waiter<T, V>)> {
+        self.q.iter().filter_map(|e| Some((e.seq, e.w.as_ref()?)))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+
+    /// `n` parties, each with its own context; party `i` queues value `i`
+    /// with seq `i`.
+    fn parties(n: usize) -> (Vec<Owned<u32>>, WaitQueue<u32, u32>) {
+        let owners: Vec<Owned<u32>> = (0..n).map(|_| Owned::new(Waker::noop())).collect();
+        let mut q = WaitQueue::new();
+        for (i, o) in owners.iter().enumerate() {
+            q.push_back(i as u64, waiter(o, i as u32));
+        }
+        (owners, q)
+    }
+
+    fn waiter(o: &Owned<u32>, v: u32) -> Waiter<u32, u32> {
+        Waiter {
+            cx: o.entry(),
+            case: 0,
+            val: v,
+            single: true,
+        }
+    }
+
+    fn values(q: &WaitQueue<u32, u32>) -> Vec<u32> {
+        q.live().map(|(_, w)| w.val).collect()
+    }
+
+    fn check(q: &WaitQueue<u32, u32>) {
+        assert!(
+            q.q.front().is_none_or(|e| e.w.is_some()),
+            "tombstone at the front"
+        );
+        assert!(
+            q.q.back().is_none_or(|e| e.w.is_some()),
+            "tombstone at the back"
+        );
+        assert_eq!(q.dead, q.q.iter().filter(|e| e.w.is_none()).count());
+        assert!(q
+            .q
+            .iter()
+            .zip(q.q.iter().skip(1))
+            .all(|(a, b)| a.seq <= b.seq));
+    }
+
+    #[test]
+    fn withdrawals_from_the_middle_keep_the_others_in_order() {
+        let (owners, mut q) = parties(100);
+        let mut want: Vec<u32> = (0..100).collect();
+        // Every third, from the middle outwards, then the ends.
+        for i in (0..100).filter(|i| i % 3 == 1).rev() {
+            assert_eq!(q.remove(i as u64, &owners[i]), 1);
+            want.retain(|&v| v != i as u32);
+            check(&q);
+            assert_eq!(values(&q), want);
+        }
+        assert_eq!(q.remove(0, &owners[0]), 1);
+        assert_eq!(q.remove(99, &owners[99]), 1);
+        want.retain(|&v| v != 0 && v != 99);
+        check(&q);
+        assert_eq!(values(&q), want);
+        assert_eq!(q.len(), want.len());
+        // A second withdrawal finds nothing; popping serves the rest in order.
+        assert_eq!(q.remove(1, &owners[1]), 0);
+        let mut popped = Vec::new();
+        while let Some(w) = q.pop_front() {
+            popped.push(w.val);
+            check(&q);
+        }
+        assert_eq!(popped, want);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn withdrawing_everything_in_any_order_empties_the_queue() {
+        for order in [0usize, 1, 2] {
+            let n = 1000;
+            let (owners, mut q) = parties(n);
+            let mut idx: Vec<usize> = (0..n).collect();
+            match order {
+                0 => {}
+                1 => idx.reverse(),
+                _ => fastrand::Rng::with_seed(7).shuffle(&mut idx),
+            }
+            for (k, &i) in idx.iter().enumerate() {
+                assert_eq!(q.remove(i as u64, &owners[i]), 1);
+                check(&q);
+                assert_eq!(q.len(), n - k - 1);
+                assert!(q.dead * 2 <= q.q.len());
+            }
+            assert!(q.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_party_with_several_entries_leaves_whole_and_others_with_its_seq_stay() {
+        // Party 1 queues three entries with one seq (a select naming the
+        // channel three times), between parties 0 and 2.
+        let owners: Vec<Owned<u32>> = (0..3).map(|_| Owned::new(Waker::noop())).collect();
+        let mut q = WaitQueue::new();
+        q.push_back(4, waiter(&owners[0], 0));
+        for v in 10..13 {
+            q.push_back(5, waiter(&owners[1], v));
+        }
+        q.push_back(6, waiter(&owners[2], 2));
+        // The wrong context with the right seq removes nothing.
+        assert_eq!(q.remove(5, &owners[2]), 0);
+        assert_eq!(q.remove(5, &owners[1]), 3);
+        check(&q);
+        assert_eq!(values(&q), [0, 2]);
+        // A seq that is not there.
+        assert_eq!(q.remove(7, &owners[2]), 0);
+        assert_eq!(q.remove(6, &owners[2]), 1);
+        assert_eq!(values(&q), [0]);
+    }
+
+    #[test]
+    fn pops_and_pushes_interleaved_with_withdrawals_keep_fifo() {
+        // A model: the values in the queue, in order.
+        let mut rng = fastrand::Rng::with_seed(11);
+        let owners: Vec<Owned<u32>> = (0..4000).map(|_| Owned::new(Waker::noop())).collect();
+        let mut q = WaitQueue::new();
+        let mut model: VecDeque<u32> = VecDeque::new();
+        let mut next = 0usize;
+        for _ in 0..20_000 {
+            match rng.u8(..10) {
+                0..=3 if next < owners.len() => {
+                    q.push_back(next as u64, waiter(&owners[next], next as u32));
+                    model.push_back(next as u32);
+                    next += 1;
+                }
+                4..=5 => assert_eq!(q.pop_front().map(|w| w.val), model.pop_front()),
+                _ if !model.is_empty() => {
+                    let v = model[rng.usize(..model.len())];
+                    model.retain(|&m| m != v);
+                    assert_eq!(q.remove(v as u64, &owners[v as usize]), 1);
+                }
+                _ => {}
+            }
+            check(&q);
+            assert_eq!(q.len(), model.len());
+        }
+        assert_eq!(values(&q), Vec::from(model));
+    }
+}
