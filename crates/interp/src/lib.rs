@@ -57,7 +57,7 @@ mod value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use weft_chan::loom::Mutex;
 use weft_ir::pb::ProgramDesc;
 
 use weft_rt::memlimit::Ceiling;

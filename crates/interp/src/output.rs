@@ -14,7 +14,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use weft_chan::loom::Mutex;
 
 /// Where `print` writes.
 pub enum Output {

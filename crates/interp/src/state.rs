@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use weft_chan::loom::Mutex;
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime, SrcLoc, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
