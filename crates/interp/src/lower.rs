@@ -21,10 +21,11 @@ use std::sync::Arc;
 
 use weft_ir::pb;
 
-use super::code::{Func, FuncId, Instr, Pc, Program, Slot};
+use super::code::{Func, Instr, Pc, Program, SelCase, Slot};
 use super::lower_emit::{attr, bad, Ctl, CtlKind, Cx, Emitter, Vars};
 use super::lower_ops::const_value;
 use super::lower_select::SelectParts;
+use super::peephole;
 use super::value::{zero_value, Value};
 
 pub use super::lower_emit::LowerError;
@@ -61,33 +62,21 @@ impl<'p> Cx<'p> {
             .block(f.body_block)
             .ok_or_else(|| LowerError::NoBlock(f.name.clone(), f.body_block))?;
         // 1. Slots for every owned block's variables.
-        let mut blocks: Vec<&'p pb::BlockDesc> = Vec::new();
-        let mut seen = HashSet::new();
-        self.owned_blocks(body, &mut seen, &mut blocks);
+        let walk = self.walk_function(body);
         let mut vars = Vars {
             fname: f.name.as_str(),
             map: HashMap::new(),
             junk: 0,
-            reads: HashMap::new(),
-            writes: HashMap::new(),
+            reads: walk.reads,
+            writes: walk.writes,
             hoisted: HashSet::new(),
+            konst: Vec::new(),
+            scalar_frame: true,
         };
-        for b in &blocks {
-            for op in &b.ops {
-                for v in &op.inputs {
-                    for a in &v.args {
-                        *vars.reads.entry(a.as_str()).or_insert(0) += 1;
-                    }
-                }
-                for v in &op.outputs {
-                    for a in &v.args {
-                        *vars.writes.entry(a.as_str()).or_insert(0) += 1;
-                    }
-                }
-            }
-        }
         let mut template = Vec::new();
-        for b in &blocks {
+        // The block declaring each slot's variable.
+        let mut declared_in: Vec<i32> = Vec::new();
+        for b in &walk.blocks {
             for v in &b.vars {
                 let ty = match &v.r#type {
                     Some(t) => self.ty(t)?,
@@ -96,6 +85,7 @@ impl<'p> Cx<'p> {
                 if vars.map.contains_key(v.name.as_str()) {
                     continue;
                 }
+                declared_in.push(b.idx);
                 template.push(zero_value(&ty, &self.structs)?);
                 vars.map
                     .insert(v.name.as_str(), (template.len() as Slot - 1, ty));
@@ -105,34 +95,38 @@ impl<'p> Cx<'p> {
         // op in the block that declares it, with no read before that op (in the block or below
         // the ops before it), holds the constant from the frame's start: every
         // read (reads are scoped to the block and below) comes after the op
-        // on every path. The op is then dropped (`Vars::hoisted`).
-        for b in &blocks {
-            for (k, op) in b.ops.iter().enumerate() {
-                if op.r#type != "const" {
-                    continue;
-                }
-                let Some(name) = op.outputs.first().and_then(|o| o.args.first()) else {
-                    continue;
-                };
-                let declared_here = b.vars.iter().any(|v| v.name == *name);
-                // A parameter is written by the call before any op runs.
-                let param = f.params.iter().any(|p| p.name == *name);
-                if !declared_here
-                    || param
-                    || vars.writes.get(name.as_str()) != Some(&1)
-                    || self.reads_in(&b.ops[..k], name, &mut HashSet::new())
-                {
-                    continue;
-                }
-                if let Ok((slot, ty)) = vars.get(name) {
-                    let v = const_value(op, Some(ty))?;
-                    template[*slot as usize] = v;
-                    vars.hoisted.insert(name.as_str());
-                }
+        // on every path. The op is then dropped (`Vars::hoisted`). Ops are
+        // numbered in pre-order (an op before the ops of its sub-blocks), so
+        // the reads before the op in its block or below are exactly the reads
+        // numbered lower (a variable is read only where it is in scope).
+        let params: HashSet<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        for &(b, op, num) in &walk.consts {
+            let Some(name) = op.outputs.first().and_then(|o| o.args.first()) else {
+                continue;
+            };
+            let Ok((slot, ty)) = vars.get(name) else {
+                continue;
+            };
+            // A parameter is written by the call before any op runs.
+            if declared_in.get(*slot as usize) != Some(&b.idx)
+                || params.contains(name.as_str())
+                || vars.writes.get(name.as_str()) != Some(&1)
+                || vars.reads.get(name.as_str()).is_some_and(|r| r.1 < num)
+            {
+                continue;
+            }
+            {
+                let v = const_value(op, Some(ty))?;
+                template[*slot as usize] = v;
+                vars.hoisted.insert(name.as_str());
             }
         }
         vars.junk = template.len() as Slot;
         template.push(Value::Int(0));
+        vars.konst = peephole::constants(&template, vars.hoisted.iter().map(|n| vars.map[n].0));
+        vars.scalar_frame = template
+            .iter()
+            .all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
         let template: Arc<[Value]> = template.into();
         let mut params = Vec::with_capacity(f.params.len());
         for p in &f.params {
@@ -140,123 +134,215 @@ impl<'p> Cx<'p> {
         }
         // 2. The body.
         let mut em = Emitter::new(self, &vars, template.clone(), nfuncs, extra);
-        em.emit_block(body)?;
+        em.emit_body(body)?;
         em.push(Instr::End, None);
-        Ok(em.finish(Arc::from(f.name.as_str()), params))
-    }
-
-    /// Whether any of `ops`, or an op in a block below them, reads `name`.
-    fn reads_in(&self, ops: &[pb::OpDesc], name: &str, seen: &mut HashSet<i32>) -> bool {
-        ops.iter().any(|op| {
-            op.inputs.iter().any(|v| v.args.iter().any(|a| a == name))
-                || op.attrs.iter().any(|a| {
-                    attr_blocks(a).into_iter().any(|idx| {
-                        seen.insert(idx)
-                            && self
-                                .block(idx)
-                                .is_some_and(|sub| self.reads_in(&sub.ops, name, seen))
-                    })
-                })
-        })
-    }
-
-    /// Every block owned by `b`'s ops, transitively, `b` included.
-    fn owned_blocks(
-        &self,
-        b: &'p pb::BlockDesc,
-        seen: &mut HashSet<i32>,
-        out: &mut Vec<&'p pb::BlockDesc>,
-    ) {
-        if !seen.insert(b.idx) {
-            return;
+        let mut go_blocks = std::mem::take(&mut em.go_blocks);
+        let func = em.finish(Arc::from(f.name.as_str()), params);
+        // 3. Its go blocks (and theirs), each a function of its own whose
+        // id its `go` instruction already holds.
+        while let Some((at, b)) = go_blocks.pop() {
+            let mut em = Emitter::new(self, &vars, template.clone(), nfuncs, extra);
+            em.emit_body(b)?;
+            em.push(Instr::End, None);
+            go_blocks.append(&mut em.go_blocks);
+            let name: Arc<str> = Arc::from(format!("{}.go{}", f.name, b.idx));
+            let go = em.finish(name, Vec::new());
+            extra[at] = go;
         }
-        out.push(b);
-        for op in &b.ops {
+        Ok(func)
+    }
+
+    /// Walks the blocks a function owns (its body and every block reachable
+    /// through the block attributes of its ops), in pre-order, without
+    /// recursion: a block's ops in order, each followed by its sub-blocks.
+    fn walk_function(&self, body: &'p pb::BlockDesc) -> FuncWalk<'p> {
+        let mut w = FuncWalk {
+            blocks: Vec::new(),
+            reads: HashMap::new(),
+            writes: HashMap::new(),
+            consts: Vec::new(),
+        };
+        let mut seen = HashSet::new();
+        let mut num = 0usize;
+        enum Step<'p> {
+            Enter(&'p pb::BlockDesc),
+            Ops(&'p pb::BlockDesc, usize),
+        }
+        let mut stack = vec![Step::Enter(body)];
+        while let Some(step) = stack.pop() {
+            let (b, k) = match step {
+                Step::Enter(b) => {
+                    if seen.insert(b.idx) {
+                        w.blocks.push(b);
+                        stack.push(Step::Ops(b, 0));
+                    }
+                    continue;
+                }
+                Step::Ops(b, k) => (b, k),
+            };
+            let Some(op) = b.ops.get(k) else { continue };
+            stack.push(Step::Ops(b, k + 1));
+            for v in &op.inputs {
+                for a in &v.args {
+                    w.reads.entry(a.as_str()).or_insert((0, num)).0 += 1;
+                }
+            }
+            for v in &op.outputs {
+                for a in &v.args {
+                    *w.writes.entry(a.as_str()).or_insert(0) += 1;
+                }
+            }
+            if op.r#type == "const" {
+                w.consts.push((b, op, num));
+            }
+            num += 1;
+            // Sub-blocks in attribute order: the first is entered first.
+            let at = stack.len();
             for a in &op.attrs {
                 for idx in attr_blocks(a) {
                     if let Some(sub) = self.block(idx) {
-                        self.owned_blocks(sub, seen, out);
+                        stack.push(Step::Enter(sub));
                     }
                 }
             }
+            stack[at..].reverse();
         }
+        w
     }
+}
+
+/// What `walk_function` found in one function's blocks.
+struct FuncWalk<'p> {
+    /// Every block the function owns, in pre-order.
+    blocks: Vec<&'p pb::BlockDesc>,
+    /// How many op inputs read each variable, with the pre-order number of
+    /// the first op reading it; how many outputs write it.
+    reads: HashMap<&'p str, (u32, usize)>,
+    writes: HashMap<&'p str, u32>,
+    /// Every `const` op, with its block and pre-order number.
+    consts: Vec<(&'p pb::BlockDesc, &'p pb::OpDesc, usize)>,
 }
 
 /// The block indices an attribute refers to.
-fn attr_blocks(a: &pb::Attr) -> Vec<i32> {
-    match &a.value {
-        Some(pb::attr::Value::Block(b)) => vec![*b],
-        Some(pb::attr::Value::Blocks(bs)) => bs.v.iter().map(|b| *b as i32).collect(),
-        _ => Vec::new(),
-    }
+fn attr_blocks(a: &pb::Attr) -> impl Iterator<Item = i32> + '_ {
+    let (one, many): (Option<i32>, &[i64]) = match &a.value {
+        Some(pb::attr::Value::Block(b)) => (Some(*b), &[]),
+        Some(pb::attr::Value::Blocks(bs)) => (None, &bs.v),
+        _ => (None, &[]),
+    };
+    one.into_iter().chain(many.iter().map(|b| *b as i32))
+}
+
+/// Emission work left, on an explicit stack instead of recursion over
+/// nested blocks: a chain of `else if`s or a `switch` nests blocks as deep
+/// as it is long, and a `.pb` file may nest them deeper still.
+enum Work<'p> {
+    /// A block starts (a jump may land here), then its ops.
+    Block(&'p pb::BlockDesc),
+    /// The ops of a block from index `.1` on.
+    Ops(&'p pb::BlockDesc, usize),
+    /// What a control op does once the sub-block pushed above it is done.
+    After(After<'p>),
+}
+
+/// The rest of a control op, run when its current sub-block is emitted.
+enum After<'p> {
+    /// After an `if`'s then block: jump over the else block, if any.
+    IfThen {
+        jf: usize,
+        else_b: Option<&'p pb::BlockDesc>,
+    },
+    /// After the else block.
+    IfElse { j: usize },
+    /// After a loop's condition block (or at once without one).
+    LoopCond {
+        op: &'p pb::OpDesc,
+        body: &'p pb::BlockDesc,
+        post: Option<&'p pb::BlockDesc>,
+        top: usize,
+    },
+    /// After the body: `continue` lands here, before the post block.
+    LoopBody {
+        post: Option<&'p pb::BlockDesc>,
+        top: usize,
+        op: &'p pb::OpDesc,
+    },
+    /// After the post block: the back edge; `break` lands after it.
+    LoopEnd {
+        op: &'p pb::OpDesc,
+        top: usize,
+        breaks: Vec<usize>,
+    },
+    /// After a region's block: `break` lands here.
+    RegionEnd { op: &'p pb::OpDesc },
+    /// Before the next case (or default) block of a select, or at its end.
+    SelectNext(Box<SelectState<'p>>),
+}
+
+/// A select being emitted: its instruction, its cases, the blocks still to
+/// emit and the jumps to patch to its end.
+struct SelectState<'p> {
+    op: &'p pb::OpDesc,
+    sel: usize,
+    cases: Vec<SelCase>,
+    default: Option<Pc>,
+    /// The case blocks (with their case index) and the default block.
+    bodies: Vec<(Option<usize>, &'p pb::BlockDesc)>,
+    next: usize,
+    ends: Vec<usize>,
 }
 
 impl<'p> Emitter<'_, 'p> {
-    pub fn emit_block(&mut self, b: &'p pb::BlockDesc) -> Result<(), LowerError> {
-        self.barrier_here();
-        for op in &b.ops {
-            self.emit_op(op)?;
+    /// Emits a function's (or go block's) body block and every block below
+    /// it, in a loop over `Work`.
+    pub fn emit_body(&mut self, b: &'p pb::BlockDesc) -> Result<(), LowerError> {
+        let mut work = vec![Work::Block(b)];
+        while let Some(w) = work.pop() {
+            match w {
+                Work::Block(b) => {
+                    self.barrier_here();
+                    work.push(Work::Ops(b, 0));
+                }
+                Work::Ops(b, k) => {
+                    if let Some(op) = b.ops.get(k) {
+                        work.push(Work::Ops(b, k + 1));
+                        self.emit_op(op, &mut work)?;
+                    }
+                }
+                Work::After(a) => self.after(a, &mut work)?,
+            }
         }
         Ok(())
     }
 
-    fn emit_op(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
+    /// Emits `op`; a control op pushes its sub-blocks and what follows them.
+    fn emit_op(&mut self, op: &'p pb::OpDesc, work: &mut Vec<Work<'p>>) -> Result<(), LowerError> {
         match op.r#type.as_str() {
             "if" => {
                 let cond = self.in1(op, "Cond")?;
                 let then_b = self.need_block(op, "then_block")?;
                 let else_b = self.sub_block(op, "else_block")?;
                 let jf = self.jump_if_not(cond, first(self.ins(op, "Cond")), op);
-                self.emit_block(then_b)?;
-                if let Some(eb) = else_b {
-                    let j = self.push(Instr::Jump { to: 0 }, None);
-                    let here = self.pc();
-                    self.patch(jf, here);
-                    self.emit_block(eb)?;
-                    let here = self.pc();
-                    self.patch(j, here);
-                } else {
-                    let here = self.pc();
-                    self.patch(jf, here);
-                }
+                work.push(Work::After(After::IfThen { jf, else_b }));
+                work.push(Work::Block(then_b));
+                return Ok(());
             }
             "loop" => {
-                let cond = self.opt_in(op, "Cond")?;
+                self.opt_in(op, "Cond")?;
                 let cond_b = self.sub_block(op, "cond_block")?;
                 let body = self.need_block(op, "body_block")?;
                 let post = self.sub_block(op, "post_block")?;
                 let top = self.pc();
+                work.push(Work::After(After::LoopCond {
+                    op,
+                    body,
+                    post,
+                    top,
+                }));
                 if let Some(cb) = cond_b {
-                    self.emit_block(cb)?;
+                    work.push(Work::Block(cb));
                 }
-                let exit = cond.map(|c| self.jump_if_not(c, first(self.ins(op, "Cond")), op));
-                self.ctl.push(Ctl {
-                    kind: CtlKind::Loop {
-                        cont_patches: Vec::new(),
-                    },
-                    label: label(op),
-                    break_patches: exit.into_iter().collect(),
-                });
-                self.emit_block(body)?;
-                let ctl = self
-                    .ctl
-                    .pop()
-                    .ok_or_else(|| bad(op, "control stack".into()))?;
-                let cont = self.pc();
-                if let CtlKind::Loop { cont_patches } = &ctl.kind {
-                    for &p in cont_patches {
-                        self.patch(p, cont);
-                    }
-                }
-                if let Some(pb) = post {
-                    self.emit_block(pb)?;
-                }
-                self.push(Instr::Jump { to: top as Pc }, Some(op));
-                let end = self.pc();
-                for &p in &ctl.break_patches {
-                    self.patch(p, end);
-                }
+                return Ok(());
             }
             "region" => {
                 let b = self.need_block(op, "block")?;
@@ -265,15 +351,40 @@ impl<'p> Emitter<'_, 'p> {
                     label: label(op),
                     break_patches: Vec::new(),
                 });
-                self.emit_block(b)?;
-                let ctl = self
-                    .ctl
-                    .pop()
-                    .ok_or_else(|| bad(op, "control stack".into()))?;
-                let end = self.pc();
-                for &p in &ctl.break_patches {
-                    self.patch(p, end);
-                }
+                work.push(Work::After(After::RegionEnd { op }));
+                work.push(Work::Block(b));
+                return Ok(());
+            }
+            "select" => {
+                let SelectParts {
+                    cases,
+                    blocks,
+                    default,
+                } = self.select_parts(op)?;
+                let sel = self.push(
+                    Instr::Select {
+                        cases: Box::default(),
+                        default: None,
+                    },
+                    Some(op),
+                );
+                // Each case block (and default) is its own break context.
+                let bodies = blocks
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, b)| (Some(i), b))
+                    .chain(default.map(|b| (None, b)))
+                    .collect();
+                let state = SelectState {
+                    op,
+                    sel,
+                    cases,
+                    default: None,
+                    bodies,
+                    next: 0,
+                    ends: Vec::new(),
+                };
+                return self.after(After::SelectNext(Box::new(state)), work);
             }
             "break" => {
                 let l = label(op);
@@ -301,89 +412,142 @@ impl<'p> Emitter<'_, 'p> {
                     cont_patches.push(j);
                 }
             }
-            "select" => self.emit_select(op)?,
             "go" => {
                 let b = self.need_block(op, "block")?;
                 let captures = self.ins_slots(op, "Captures")?;
-                let id = self.emit_go_block(b)?;
+                let id = self.reserve_go(b);
                 self.push(Instr::Go { func: id, captures }, Some(op));
             }
-            _ => {
-                self.emit_data_op(op)?;
-                return Ok(());
-            }
+            _ => return self.emit_data_op(op),
         }
         // A control op: what follows may be a jump target.
         self.barrier_here();
         Ok(())
     }
 
-    /// `select`: one `Select` instruction holding every case, followed by
-    /// the case blocks and the default block, each a `break` context ending
-    /// in a jump past the last of them.
-    fn emit_select(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
-        let SelectParts {
-            mut cases,
-            blocks,
-            default: default_b,
-        } = self.select_parts(op)?;
-        let sel = self.push(
-            Instr::Select {
-                cases: Box::default(),
-                default: None,
-            },
-            Some(op),
-        );
-        let mut ends = Vec::new();
-        let mut default = None;
-        // Each case block (and default) is its own break context.
-        let bodies = blocks
-            .into_iter()
-            .enumerate()
-            .map(|(i, b)| (Some(i), b))
-            .chain(default_b.map(|b| (None, b)));
-        for (which, blk) in bodies {
-            let start = self.pc() as Pc;
-            match which {
-                Some(i) => cases[i].target = start,
-                None => default = Some(start),
+    /// The rest of a control op (see `After`).
+    fn after(&mut self, a: After<'p>, work: &mut Vec<Work<'p>>) -> Result<(), LowerError> {
+        match a {
+            After::IfThen { jf, else_b } => {
+                if let Some(eb) = else_b {
+                    let j = self.push(Instr::Jump { to: 0 }, None);
+                    let here = self.pc();
+                    self.patch(jf, here);
+                    work.push(Work::After(After::IfElse { j }));
+                    work.push(Work::Block(eb));
+                    return Ok(());
+                }
+                let here = self.pc();
+                self.patch(jf, here);
             }
-            self.ctl.push(Ctl {
-                kind: CtlKind::Case,
-                label: None,
-                break_patches: Vec::new(),
-            });
-            self.emit_block(blk)?;
-            let ctl = self
-                .ctl
-                .pop()
-                .ok_or_else(|| bad(op, "control stack".into()))?;
-            ends.extend(ctl.break_patches);
-            ends.push(self.push(Instr::Jump { to: 0 }, None));
+            After::IfElse { j } => {
+                let here = self.pc();
+                self.patch(j, here);
+            }
+            After::LoopCond {
+                op,
+                body,
+                post,
+                top,
+            } => {
+                let cond = self.opt_in(op, "Cond")?;
+                let exit = cond.map(|c| self.jump_if_not(c, first(self.ins(op, "Cond")), op));
+                self.ctl.push(Ctl {
+                    kind: CtlKind::Loop {
+                        cont_patches: Vec::new(),
+                    },
+                    label: label(op),
+                    break_patches: exit.into_iter().collect(),
+                });
+                work.push(Work::After(After::LoopBody { post, top, op }));
+                work.push(Work::Block(body));
+                return Ok(());
+            }
+            After::LoopBody { post, top, op } => {
+                let ctl = self
+                    .ctl
+                    .pop()
+                    .ok_or_else(|| bad(op, "control stack".into()))?;
+                let cont = self.pc();
+                if let CtlKind::Loop { cont_patches } = &ctl.kind {
+                    for &p in cont_patches {
+                        self.patch(p, cont);
+                    }
+                }
+                work.push(Work::After(After::LoopEnd {
+                    op,
+                    top,
+                    breaks: ctl.break_patches,
+                }));
+                if let Some(pb) = post {
+                    work.push(Work::Block(pb));
+                }
+                return Ok(());
+            }
+            After::LoopEnd { op, top, breaks } => {
+                self.push(Instr::Jump { to: top as Pc }, Some(op));
+                let end = self.pc();
+                for p in breaks {
+                    self.patch(p, end);
+                }
+            }
+            After::RegionEnd { op } => {
+                let ctl = self
+                    .ctl
+                    .pop()
+                    .ok_or_else(|| bad(op, "control stack".into()))?;
+                let end = self.pc();
+                for &p in &ctl.break_patches {
+                    self.patch(p, end);
+                }
+            }
+            After::SelectNext(mut st) => {
+                if st.next > 0 {
+                    // A case block is done: leave the select.
+                    let ctl = self
+                        .ctl
+                        .pop()
+                        .ok_or_else(|| bad(st.op, "control stack".into()))?;
+                    st.ends.extend(ctl.break_patches);
+                    let j = self.push(Instr::Jump { to: 0 }, None);
+                    st.ends.push(j);
+                }
+                if let Some(&(which, blk)) = st.bodies.get(st.next) {
+                    let start = self.pc() as Pc;
+                    match which {
+                        Some(i) => st.cases[i].target = start,
+                        None => st.default = Some(start),
+                    }
+                    self.ctl.push(Ctl {
+                        kind: CtlKind::Case,
+                        label: None,
+                        break_patches: Vec::new(),
+                    });
+                    st.next += 1;
+                    work.push(Work::After(After::SelectNext(st)));
+                    work.push(Work::Block(blk));
+                    return Ok(());
+                }
+                let end = self.pc();
+                for &p in &st.ends {
+                    self.patch(p, end);
+                }
+                let SelectState {
+                    sel,
+                    cases,
+                    default,
+                    ..
+                } = *st;
+                self.code[sel] = Instr::Select {
+                    cases: cases.into_boxed_slice(),
+                    default,
+                };
+            }
         }
-        let end = self.pc();
-        for p in ends {
-            self.patch(p, end);
-        }
-        self.code[sel] = Instr::Select {
-            cases: cases.into_boxed_slice(),
-            default,
-        };
+        // The control op is done: what follows may be a jump target.
+        self.barrier_here();
         Ok(())
     }
-
-    fn emit_go_block(&mut self, b: &'p pb::BlockDesc) -> Result<FuncId, LowerError> {
-        let name: Arc<str> = Arc::from(format!("{}.go{}", self.vars.fname, b.idx));
-        let func = {
-            let mut child = self.child();
-            child.emit_block(b)?;
-            child.push(Instr::End, None);
-            child.finish(name, Vec::new())
-        };
-        Ok(self.add_func(func))
-    }
-
-    // ---- operand helpers, shared with lower_ops ----
 }
 
 fn first(names: &[String]) -> &str {

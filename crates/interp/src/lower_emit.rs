@@ -63,13 +63,19 @@ pub(super) struct Vars<'p> {
     pub map: HashMap<&'p str, (Slot, Ty)>,
     /// The slot that `_` outputs write to.
     pub junk: Slot,
-    /// How many op inputs read each variable (over the whole function).
-    pub reads: HashMap<&'p str, u32>,
+    /// How many op inputs read each variable (over the whole function),
+    /// and the pre-order number of the first op that reads it (`lower.rs`).
+    pub reads: HashMap<&'p str, (u32, usize)>,
     /// How many op outputs write each variable.
     pub writes: HashMap<&'p str, u32>,
     /// Variables whose constant lives in the frame template (their `const`
     /// op emits nothing).
     pub hoisted: HashSet<&'p str>,
+    /// Each slot's int constant, if it holds a hoisted one (for `peephole`;
+    /// computed once per function, shared by its go blocks).
+    pub konst: Vec<Option<i64>>,
+    /// Whether the frame template holds only scalars (`Func::scalar_frame`).
+    pub scalar_frame: bool,
 }
 
 impl<'p> Cx<'p> {
@@ -169,6 +175,10 @@ impl Vars<'_> {
     pub fn slot(&self, name: &str) -> Result<Slot, LowerError> {
         Ok(self.get(name)?.0)
     }
+    /// Whether exactly one op input in the function reads `name`.
+    pub fn read_once(&self, name: &str) -> bool {
+        self.reads.get(name).is_some_and(|r| r.0 == 1)
+    }
 }
 
 /// What `break` and `continue` can leave.
@@ -197,6 +207,9 @@ pub(super) struct Emitter<'a, 'p> {
     /// No instruction before this index may be merged with a later one (a
     /// block starts or a jump may land here).
     barrier: usize,
+    /// The `go` blocks met, with their places in the extra functions, to
+    /// emit after this code (`reserve_go`).
+    pub go_blocks: Vec<(usize, &'p pb::BlockDesc)>,
 }
 
 impl<'a, 'p> Emitter<'a, 'p> {
@@ -217,24 +230,15 @@ impl<'a, 'p> Emitter<'a, 'p> {
             locs: Vec::new(),
             ctl: Vec::new(),
             barrier: 0,
+            go_blocks: Vec::new(),
         }
     }
 
     pub(super) fn finish(mut self, name: Arc<str>, params: Vec<Slot>) -> Func {
-        let consts: Vec<Slot> = self
-            .vars
-            .hoisted
-            .iter()
-            .filter_map(|n| self.vars.map.get(n).map(|(s, _)| *s))
-            .collect();
-        peephole::optimize(&mut self.code, &self.template, &consts);
-        let scalar_frame = self
-            .template
-            .iter()
-            .all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
+        peephole::optimize(&mut self.code, &self.vars.konst);
         Func {
             name,
-            scalar_frame,
+            scalar_frame: self.vars.scalar_frame,
             template: self.template,
             params,
             code: self.code,
@@ -275,28 +279,26 @@ impl<'a, 'p> Emitter<'a, 'p> {
         self.barrier = self.pc();
     }
 
-    /// An emitter for a `go` block of this function: its own code, sharing
-    /// the function's frame layout and template (`finish` it, then
-    /// `add_func`).
-    pub fn child(&mut self) -> Emitter<'_, 'p> {
-        Emitter::new(
-            self.cx,
-            self.vars,
-            self.template.clone(),
-            self.nfuncs,
-            self.extra,
-        )
-    }
-
-    /// Adds a function made by a `child` emitter; returns its id.
-    pub fn add_func(&mut self, func: Func) -> FuncId {
-        self.extra.push(func);
-        (self.nfuncs + self.extra.len() - 1) as FuncId
+    /// The function id of `go` block `b`, emitted once this emitter is
+    /// done (`go_blocks`) as a function sharing this one's frame layout and
+    /// template: its place in the program is held by a stand-in until then.
+    pub fn reserve_go(&mut self, b: &'p pb::BlockDesc) -> FuncId {
+        self.extra.push(Func {
+            name: Arc::from(""),
+            template: self.template.clone(),
+            params: Vec::new(),
+            code: Vec::new(),
+            locs: Vec::new(),
+            scalar_frame: self.vars.scalar_frame,
+        });
+        let at = self.extra.len() - 1;
+        self.go_blocks.push((at, b));
+        (self.nfuncs + at) as FuncId
     }
 
     /// the comparison that computed `cond` when nothing else reads it.
     pub fn jump_if_not(&mut self, cond: Slot, cond_name: &str, op: &'p pb::OpDesc) -> usize {
-        let single = self.vars.reads.get(cond_name) == Some(&1);
+        let single = self.vars.read_once(cond_name);
         if single && self.barrier < self.pc() {
             if let Some(Instr::Cmp {
                 op: cop,
@@ -329,7 +331,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
     /// and friends update the list in place (copy-on-write sees one owner).
     pub fn coalesce_copy(&mut self, x: &str, out: Slot) -> Result<bool, LowerError> {
         let xs = self.vars.slot(x)?;
-        if self.vars.reads.get(x) != Some(&1) || xs == out || self.barrier >= self.pc() {
+        if !self.vars.read_once(x) || xs == out || self.barrier >= self.pc() {
             return Ok(false);
         }
         match self.code.last_mut().and_then(Instr::out_mut) {

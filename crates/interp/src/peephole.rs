@@ -24,15 +24,25 @@
 use super::code::{CmpKind, CmpOp, Instr, IntOp, Slot};
 use super::value::Value;
 
-/// Rewrites `code` in place. `template` is the function's frame template
-/// and `consts` says which of its slots are hoisted constants.
-pub(super) fn optimize(code: &mut [Instr], template: &[Value], consts: &[Slot]) {
+/// The int constant of each slot of a frame `template` whose slots
+/// `consts` hold hoisted constants (`None` elsewhere): the table
+/// `optimize` takes, made once per function.
+pub(super) fn constants(
+    template: &[Value],
+    consts: impl Iterator<Item = Slot>,
+) -> Vec<Option<i64>> {
     let mut k: Vec<Option<i64>> = vec![None; template.len()];
-    for &s in consts {
+    for s in consts {
         if let Some(Value::Int(v)) = template.get(s as usize) {
             k[s as usize] = Some(*v);
         }
     }
+    k
+}
+
+/// Rewrites `code` in place. `k` is the int constant of each slot that
+/// holds one (`constants`). One pass, linear in the code.
+pub(super) fn optimize(code: &mut [Instr], k: &[Option<i64>]) {
     let konst = |s: Slot| k.get(s as usize).copied().flatten();
     for ins in code.iter_mut() {
         if let Some(new) = specialize(ins, konst) {
@@ -156,7 +166,7 @@ mod tests {
 
     fn run(code: &mut [Instr]) {
         let template = vec![Value::Int(0), Value::Int(7), Value::Int(100)];
-        optimize(code, &template, &[1, 2]);
+        optimize(code, &constants(&template, [1, 2].into_iter()));
     }
 
     #[test]
@@ -277,7 +287,7 @@ mod tests {
             Instr::End,
         ];
         let template = vec![Value::Int(0), Value::Int(7), Value::Int(100), Value::Int(0)];
-        optimize(&mut code, &template, &[1, 2]);
+        optimize(&mut code, &constants(&template, [1, 2].into_iter()));
         assert!(matches!(
             code[1],
             Instr::LoopN {

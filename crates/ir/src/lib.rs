@@ -31,7 +31,9 @@ pub mod registry;
 pub mod types;
 pub mod verify;
 
-pub use codec::{decode, encode, DecodeError, FORMAT_VERSION};
+pub use codec::{
+    decode, encode, DecodeError, DECODE_DEPTH_LIMIT, FORMAT_VERSION, MAX_TYPE_NESTING,
+};
 pub use dump::dump;
 pub use pb::ProgramDesc;
 pub use verify::{verify, VerifyError};

@@ -167,8 +167,9 @@ impl UnOp {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum StmtKind {
+    #[default]
     Empty,
     /// `var a, b T = e1, e2` (type and values each optional, not both absent).
     Var {
@@ -281,9 +282,10 @@ pub struct Expr {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum ExprKind {
     /// Stands in for an expression that did not parse.
+    #[default]
     Bad,
     Ident(String),
     Int(u64),
@@ -329,4 +331,66 @@ pub enum ExprKind {
 pub struct Element {
     pub key: Option<Ident>,
     pub value: Expr,
+}
+
+/// Chains (`a + b + c ...`, `x.f.g ...`, `else if ...`) are as long as the
+/// source makes them and do not count as nesting (`parser::MAX_DEPTH`), so
+/// the passes walk them in loops; dropping one must not recurse once per
+/// link either. An expression's boxed children are unlinked into a work list
+/// and dropped one by one (each empty by then); the other children are
+/// bounded by the nesting limit. The derived `Clone`, `Debug` and
+/// `PartialEq` do recurse: they serve tests and tools on small trees.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        let mut work: Vec<Expr> = Vec::new();
+        unlink(&mut self.kind, &mut work);
+        while let Some(mut e) = work.pop() {
+            unlink(&mut e.kind, &mut work);
+        }
+    }
+}
+
+/// Moves the boxed children of `kind` to `work`.
+fn unlink(kind: &mut ExprKind, work: &mut Vec<Expr>) {
+    match kind {
+        ExprKind::Paren(_)
+        | ExprKind::Unary(..)
+        | ExprKind::Binary(..)
+        | ExprKind::Call { .. }
+        | ExprKind::Index(..)
+        | ExprKind::Slice { .. }
+        | ExprKind::Field(..) => {}
+        _ => return,
+    }
+    match std::mem::take(kind) {
+        ExprKind::Paren(x) | ExprKind::Unary(_, x) | ExprKind::Field(x, _) => work.push(*x),
+        ExprKind::Binary(_, x, y) | ExprKind::Index(x, y) => {
+            work.push(*x);
+            work.push(*y);
+        }
+        ExprKind::Call { func, .. } => work.push(*func),
+        ExprKind::Slice { x, lo, hi } => {
+            work.push(*x);
+            work.extend(lo.map(|e| *e));
+            work.extend(hi.map(|e| *e));
+        }
+        _ => {}
+    }
+}
+
+/// An `else if` chain is dropped link by link (see `Drop for Expr`).
+impl Drop for Stmt {
+    fn drop(&mut self) {
+        let mut next = else_link(&mut self.kind);
+        while let Some(mut s) = next {
+            next = else_link(&mut s.kind);
+        }
+    }
+}
+
+fn else_link(kind: &mut StmtKind) -> Option<Box<Stmt>> {
+    match kind {
+        StmtKind::If { els, .. } => els.take(),
+        _ => None,
+    }
 }

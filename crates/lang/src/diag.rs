@@ -71,6 +71,79 @@ pub fn line_col(src: &str, offset: usize) -> (u32, u32) {
     (line as u32, col as u32)
 }
 
+/// Line and column of byte offsets in a fixed text, each in O(log lines):
+/// the line starts, and the number of characters before every 64th byte
+/// (so a column costs at most 64 bytes of counting however long the line).
+/// The lowering asks for the position of every op; counting characters
+/// from the line start each time was quadratic in a long line's length.
+pub struct LineIndex<'a> {
+    src: &'a str,
+    /// Byte offset of the start of each line.
+    lines: Vec<u32>,
+    /// Characters before byte `64 * i`.
+    chars: Vec<u32>,
+}
+
+impl<'a> LineIndex<'a> {
+    const STEP: usize = 64;
+
+    pub fn new(src: &'a str) -> LineIndex<'a> {
+        let bytes = src.as_bytes();
+        let mut lines = vec![0];
+        lines.extend(memchr_all(bytes, b'\n').map(|i| (i + 1) as u32));
+        let mut chars = Vec::with_capacity(bytes.len() / Self::STEP + 1);
+        let mut n = 0u32;
+        for chunk in bytes.chunks(Self::STEP) {
+            chars.push(n);
+            n += count_chars(chunk);
+        }
+        chars.push(n);
+        LineIndex { src, lines, chars }
+    }
+
+    /// Characters before byte `off` (at a character boundary).
+    fn chars_before(&self, off: usize) -> u32 {
+        let k = off / Self::STEP;
+        self.chars[k] + count_chars(&self.src.as_bytes()[k * Self::STEP..off])
+    }
+
+    /// Line and column (both from 1, columns in characters) of a byte
+    /// offset; the same as [`line_col`].
+    pub fn line_col(&self, offset: usize) -> (u32, u32) {
+        let off = floor_char_boundary(self.src, offset.min(self.src.len()));
+        let line = self.lines.partition_point(|&s| s as usize <= off);
+        let start = self.lines[line - 1] as usize;
+        let col = self.chars_before(off) - self.chars_before(start);
+        (line as u32, col + 1)
+    }
+
+    /// The byte range of the line holding byte `offset`, without its `\n`.
+    pub fn line_range(&self, offset: usize) -> (usize, usize) {
+        let off = offset.min(self.src.len());
+        let line = self.lines.partition_point(|&s| s as usize <= off);
+        let start = self.lines[line - 1] as usize;
+        let end = self
+            .lines
+            .get(line)
+            .map_or(self.src.len(), |&next| next as usize - 1);
+        (start, end)
+    }
+}
+
+/// Positions of every `b` in `bytes`.
+fn memchr_all(bytes: &[u8], b: u8) -> impl Iterator<Item = usize> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(move |(_, &c)| c == b)
+        .map(|(i, _)| i)
+}
+
+/// The characters starting in `bytes` (every byte but UTF-8 continuations).
+fn count_chars(bytes: &[u8]) -> u32 {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count() as u32
+}
+
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
@@ -143,35 +216,82 @@ impl Diagnostics {
     /// Renders every error in the form of docs/language.md, "Compile errors", each ending in a newline.
     pub fn render(&self, src: &str) -> String {
         let mut out = String::new();
+        let index = LineIndex::new(src);
         for d in &self.items {
-            render_one(&mut out, &self.file, src, d);
+            render_one(&mut out, &self.file, &index, d);
         }
         out
     }
 }
 
-fn render_one(out: &mut String, file: &str, src: &str, d: &Diagnostic) {
+/// A source line longer than this many characters is shown as a window of
+/// `WINDOW` characters around the caret, with `...` where it is cut.
+pub const LONG_LINE: usize = 200;
+/// The characters of a long line shown around the caret.
+pub const WINDOW: usize = 120;
+/// How many characters of the window come before the caret (when the line
+/// has them).
+const BEFORE: usize = 60;
+
+fn render_one(out: &mut String, file: &str, index: &LineIndex<'_>, d: &Diagnostic) {
+    let src = index.src;
     let start = floor_char_boundary(src, (d.span.start as usize).min(src.len()));
-    let (line, col) = line_col(src, start);
+    let (line, col) = index.line_col(start);
     let _ = writeln!(out, "{file}:{line}:{col}: error: {}", d.message);
-    let line_start = src[..start].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = src[start..].find('\n').map_or(src.len(), |i| start + i);
+    let (line_start, line_end) = index.line_range(start);
     let text = src[line_start..line_end].trim_end_matches('\r');
-    out.push_str(text);
-    out.push('\n');
-    for c in src[line_start..start].chars() {
-        out.push(if c == '\t' { '\t' } else { ' ' });
-    }
     let end = floor_char_boundary(src, (d.span.end as usize).clamp(start, line_end));
     let width = src[start..end].chars().count().max(1);
+    let before = &src[line_start..start];
+    // The window: characters [from, to) of the line, in byte offsets of `text`.
+    let long = text.len() > LONG_LINE && text.chars().nth(LONG_LINE).is_some();
+    let (from, to) = if long {
+        let caret = before.chars().count();
+        let total = text.chars().count();
+        let first = caret
+            .saturating_sub(BEFORE)
+            .min(total.saturating_sub(WINDOW));
+        let last = (first + WINDOW).min(total);
+        (char_offset(text, first), char_offset(text, last))
+    } else {
+        (0, text.len())
+    };
+    let cut_left = from > 0;
+    if cut_left {
+        out.push_str("...");
+    }
+    out.push_str(&text[from..to]);
+    if to < text.len() {
+        out.push_str("...");
+    }
+    out.push('\n');
+    if cut_left {
+        out.push_str("   ");
+    }
+    let shown_before = &before[from.min(before.len())..];
+    for c in shown_before.chars() {
+        out.push(if c == '\t' { '\t' } else { ' ' });
+    }
+    // Underline no further than the shown text (and at least the caret).
+    let room = if long {
+        let at = (start - line_start).min(to);
+        text[at..to].chars().count().max(1)
+    } else {
+        width
+    };
     out.push('^');
-    for _ in 1..width {
+    for _ in 1..width.min(room) {
         out.push('~');
     }
     out.push('\n');
     if let Some(help) = &d.help {
         let _ = writeln!(out, "help: {help}");
     }
+}
+
+/// The byte offset of the `n`th character of `s` (its length past the end).
+fn char_offset(s: &str, n: usize) -> usize {
+    s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
 }
 
 impl std::fmt::Display for Diagnostics {
@@ -207,6 +327,66 @@ mod tests {
     fn columns_count_characters() {
         let src = "é\tx";
         assert_eq!(line_col(src, src.find('x').unwrap()), (1, 3));
+    }
+
+    /// `LineIndex` gives what `line_col` gives, on lines long and short,
+    /// with multi-byte characters across its 64-byte steps.
+    #[test]
+    fn line_index_agrees_with_line_col() {
+        let mut src = String::new();
+        for i in 0..24 {
+            src.push_str(&"aé\tz".repeat(i * 5));
+            src.push('\n');
+        }
+        let index = LineIndex::new(&src);
+        for off in 0..=src.len() {
+            assert_eq!(index.line_col(off), line_col(&src, off), "offset {off}");
+        }
+    }
+
+    /// A long line shows a window around the caret with `...` where it is
+    /// cut; the header keeps the true column and the caret stays under the
+    /// token (issue 26: an 800 KB line was echoed whole).
+    #[test]
+    fn long_lines_show_a_window() {
+        let src = format!(
+            "x := {} + yy + {}\n",
+            "1 + ".repeat(500),
+            "2 + ".repeat(500)
+        );
+        let at = src.find("yy").unwrap();
+        let mut d = Diagnostics::new("a.weft");
+        d.error(Span::new(at, at + 2), "undefined: yy");
+        let out = d.render(&src);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("a.weft:1:{}: error: undefined: yy", at + 1)
+        );
+        assert!(
+            lines[1].starts_with("...") && lines[1].ends_with("..."),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(lines[1].chars().count(), WINDOW + 6);
+        let caret = lines[2].find('^').unwrap();
+        assert_eq!(&lines[1][caret..caret + 2], "yy");
+        assert_eq!(lines[2].trim(), "^~");
+        // Near either end the window stops at the line's edge.
+        for (at, left, right) in [(0, false, true), (src.len() - 2, true, false)] {
+            let mut d = Diagnostics::new("a.weft");
+            d.error(Span::new(at, at + 1), "here");
+            let out = d.render(&src);
+            let shown = out.lines().nth(1).unwrap();
+            assert_eq!(shown.starts_with("..."), left, "{shown}");
+            assert_eq!(shown.ends_with("..."), right, "{shown}");
+            assert!(shown.chars().count() <= WINDOW + 6);
+        }
+        // A line of up to LONG_LINE characters is printed whole.
+        let src = format!("{}yy\n", "a".repeat(LONG_LINE - 2));
+        let mut d = Diagnostics::new("a.weft");
+        d.error(Span::new(LONG_LINE - 2, LONG_LINE), "undefined: yy");
+        assert_eq!(d.render(&src).lines().nth(1), Some(src.trim_end()));
     }
 
     #[test]

@@ -23,9 +23,12 @@
 //! the file at once (`Diagnostics`, in source order); `parse` exposes the
 //! syntax tree for tests and tools. This crate knows nothing of the runtime.
 //!
-//! The passes recurse over the tree, whose depth the parser bounds
+//! The passes recurse over the tree, whose nesting the parser bounds
 //! (`parser::MAX_DEPTH`); they run on a thread with a large stack so that
-//! any accepted tree fits, whatever the caller's stack.
+//! any accepted tree fits, whatever the caller's stack. Chains, which are
+//! as long as the source makes them (binary operators, `else if`, `switch`
+//! cases), are walked in loops by every pass, dropping the tree included
+//! (`ast`). Every pass is linear in the size of the source.
 
 pub mod ast;
 pub mod check;
@@ -104,7 +107,9 @@ fn analyze_here(file: &str, src: &str) -> Result<(ast::File, check::Info), Diagn
 pub fn compile(file: &str, src: &str) -> Result<weft_ir::ProgramDesc, Diagnostics> {
     with_stack(|| {
         let (tree, info) = analyze_here(file, src)?;
-        let program = lower::lower(file, src, &tree, &info);
+        // Each function's tree is freed once lowered; the tables after.
+        let program = lower::lower_consuming(file, src, tree, &info);
+        drop(info);
         if let Err(e) = weft_ir::verify(&program) {
             let mut d = Diagnostics::new(file);
             d.report(

@@ -256,6 +256,13 @@ pub enum IssueKind {
     /// A scalar or tensor type with an unknown enum value.
     #[error("{0}: invalid {1}")]
     BadType(String, String),
+    /// A type nesting `[]` and `chan` deeper than `MAX_TYPE_NESTING` (a
+    /// `.pb` file could not hold it: `crate::codec::DECODE_DEPTH_LIMIT`).
+    #[error(
+        "{0}: type nests more than {limit} levels of list and chan",
+        limit = crate::MAX_TYPE_NESTING
+    )]
+    TypeTooDeep(String),
     /// Two functions, structs or fields with one name.
     #[error("{0} {1:?} declared twice")]
     DuplicateName(&'static str, String),

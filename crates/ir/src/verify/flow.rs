@@ -25,6 +25,103 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, b: usize, op: &str, bd: &Boun
     }
 }
 
+/// Where the walk up from each block ends and what it passes, for every
+/// block at once (each block's answer is its owner op's plus its owner
+/// block's), so the checks cost O(1) per op however deep blocks nest: the
+/// last stop of `walk`, and whether an op on the way is an unlabelled
+/// `break` target (a loop, region or select) or `continue` target (a loop).
+/// A labelled jump still walks (labels are rare).
+#[derive(Default)]
+pub(super) struct Up {
+    end: Vec<End>,
+    brk: Vec<bool>,
+    cont: Vec<bool>,
+}
+
+/// The last stop of a walk: a function body, a `go` op, or neither.
+#[derive(Clone, Copy, Default)]
+enum End {
+    #[default]
+    Other,
+    Func(usize),
+    Go,
+}
+
+impl Up {
+    pub(super) fn new(cx: &Ctx<'_>) -> Up {
+        let n = cx.p.blocks.len();
+        let mut up = Up {
+            end: vec![End::Other; n],
+            brk: vec![false; n],
+            cont: vec![false; n],
+        };
+        let mut done = vec![false; n];
+        let mut on_path = vec![false; n];
+        let mut path = Vec::new();
+        for b in 0..n {
+            let mut cur = b;
+            // Walk up to a block already done or to the end of the walk.
+            loop {
+                if done[cur] {
+                    break;
+                }
+                if on_path[cur] {
+                    // A cycle of owners (a malformed program): walk each
+                    // block of this path on its own, as `walk` bounds it.
+                    for p in path.drain(..) {
+                        up.set_from_walk(cx, p);
+                        done[p] = true;
+                    }
+                    break;
+                }
+                on_path[cur] = true;
+                path.push(cur);
+                match cx.owner.get(cur).copied().flatten() {
+                    None => {}
+                    Some(Owner::Func(i)) => up.end[cur] = End::Func(i),
+                    Some(Owner::Op { block, op }) => {
+                        if cx.p.blocks[block].ops[op].r#type == "go" {
+                            up.end[cur] = End::Go;
+                        } else {
+                            cur = block;
+                            continue;
+                        }
+                    }
+                }
+                done[cur] = true;
+                path.pop();
+                break;
+            }
+            // Then down the path, each block from its owner block.
+            while let Some(p) = path.pop() {
+                if let Some(Owner::Op { block, op }) = cx.owner[p] {
+                    let t = cx.p.blocks[block].ops[op].r#type.as_str();
+                    up.end[p] = up.end[block];
+                    up.brk[p] = matches!(t, "loop" | "region" | "select") || up.brk[block];
+                    up.cont[p] = t == "loop" || up.cont[block];
+                }
+                done[p] = true;
+            }
+        }
+        up
+    }
+
+    fn set_from_walk(&mut self, cx: &Ctx<'_>, b: usize) {
+        let w = walk(cx, b);
+        self.brk[b] = w.iter().any(|r| {
+            matches!(r, Reached::Op(o) if matches!(o.r#type.as_str(), "loop" | "region" | "select"))
+        });
+        self.cont[b] = w
+            .iter()
+            .any(|r| matches!(r, Reached::Op(o) if o.r#type == "loop"));
+        self.end[b] = match w.last() {
+            Some(Reached::Func(i)) => End::Func(*i),
+            Some(Reached::Op(o)) if o.r#type == "go" => End::Go,
+            _ => End::Other,
+        };
+    }
+}
+
 /// The owners met walking up from block `b`, nearest first, ending at a
 /// function body; stops early at a `go` op (included).
 fn walk<'p>(cx: &Ctx<'p>, b: usize) -> Vec<Reached<'p>> {
@@ -66,13 +163,16 @@ fn jump(cx: &mut Ctx<'_>, site: &Site, b: usize, op: &'static str, want: Option<
     } else {
         &["loop"]
     };
-    let found = walk(cx, b).into_iter().any(|r| match r {
-        Reached::Op(o) if targets.contains(&o.r#type.as_str()) => match want {
-            None => true,
-            Some(l) => o.r#type != "select" && label(o) == Some(l),
-        },
-        _ => false,
-    });
+    let found = match want {
+        None if op == "break" => cx.up.brk[b],
+        None => cx.up.cont[b],
+        Some(l) => walk(cx, b).into_iter().any(|r| match r {
+            Reached::Op(o) if targets.contains(&o.r#type.as_str()) => {
+                o.r#type != "select" && label(o) == Some(l)
+            }
+            _ => false,
+        }),
+    };
     if found {
         return;
     }
@@ -97,12 +197,12 @@ fn jump(cx: &mut Ctx<'_>, site: &Site, b: usize, op: &'static str, want: Option<
 
 fn ret(cx: &mut Ctx<'_>, site: &Site, b: usize, bd: &Bound<'_>) {
     let value = bd.ins("Value").first();
-    let msg = match walk(cx, b).last() {
-        Some(Reached::Op(o)) if o.r#type == "go" => {
+    let msg = match cx.up.end[b] {
+        End::Go => {
             value.map(|v| format!("return in a go block carries no value, got {:?}", v.name))
         }
-        Some(Reached::Func(i)) => {
-            let f = &cx.p.functions[*i];
+        End::Func(i) => {
+            let f = &cx.p.functions[i];
             match (&f.result, value) {
                 (None, Some(v)) => Some(format!(
                     "function {:?} returns nothing but return has Value {:?}",

@@ -59,6 +59,23 @@ struct Ctx<'p> {
     funcs: HashMap<&'p str, &'p FunctionDesc>,
     structs: HashMap<&'p str, &'p StructDesc>,
     issues: Vec<Issue>,
+    /// The block forest (by `parent`, cycles broken) in depth-first order:
+    /// every block entered once, its subtree, then left (`Tour`).
+    tour: Vec<Tour>,
+    /// Each block's entry and exit position in `tour`: `a` is an ancestor
+    /// of `b` (or `b`) exactly when `a`'s interval holds `b`'s.
+    span: Vec<(u32, u32)>,
+    /// Each block's depth in the forest (a root is 0).
+    depth: Vec<u32>,
+    /// What the walk up from each block meets (`flow`).
+    up: flow::Up,
+}
+
+/// A step of the depth-first tour of the block forest.
+#[derive(Clone, Copy, Debug)]
+enum Tour {
+    Enter(usize),
+    Leave(usize),
 }
 
 impl<'p> Ctx<'p> {
@@ -71,6 +88,10 @@ impl<'p> Ctx<'p> {
             funcs: HashMap::new(),
             structs: HashMap::new(),
             issues: Vec::new(),
+            tour: Vec::new(),
+            span: Vec::new(),
+            depth: Vec::new(),
+            up: flow::Up::default(),
         }
     }
 
@@ -93,30 +114,100 @@ impl<'p> Ctx<'p> {
             return;
         }
         self.check_tree();
+        self.make_tour();
         self.check_structs();
         self.check_functions();
         self.check_ownership();
         self.check_vars();
-        for b in 0..self.p.blocks.len() {
-            for (k, op) in self.p.blocks[b].ops.iter().enumerate() {
-                ops::check_op(self, b, k, op);
+        self.check_ops();
+    }
+
+    /// Checks every op. Ops are visited block by block along the tour, so
+    /// that the names in scope are a map kept up to date on the way down
+    /// and up (`ops::Scope`): resolving a name costs O(1) however deep the
+    /// blocks nest. The issues are then put back in block and op order.
+    fn check_ops(&mut self) {
+        let first = self.issues.len();
+        let mut segments: Vec<(usize, usize, std::ops::Range<usize>)> = Vec::new();
+        let mut scope = ops::Scope::default();
+        self.up = flow::Up::new(self);
+        let tour = std::mem::take(&mut self.tour);
+        for step in &tour {
+            match *step {
+                Tour::Enter(b) => {
+                    scope.enter(self, b);
+                    for (k, op) in self.p.blocks[b].ops.iter().enumerate() {
+                        let from = self.issues.len();
+                        ops::check_op(self, &scope, b, k, op);
+                        if self.issues.len() > from {
+                            segments.push((b, k, from..self.issues.len()));
+                        }
+                    }
+                }
+                Tour::Leave(b) => scope.leave(self, b),
+            }
+        }
+        self.tour = tour;
+        segments.sort_by_key(|&(b, k, _)| (b, k));
+        let mut found: Vec<Option<Issue>> = self.issues.drain(first..).map(Some).collect();
+        for (_, _, range) in segments {
+            for i in range {
+                if let Some(issue) = found[i - first].take() {
+                    self.issues.push(issue);
+                }
             }
         }
     }
 
-    /// Ancestors of `b` (not `b` itself), nearest first, bounded by the block count.
-    fn ancestors(&self, b: usize) -> impl Iterator<Item = usize> + '_ {
-        let mut cur = self.parent.get(b).copied().flatten();
-        let mut left = self.p.blocks.len();
-        std::iter::from_fn(move || {
-            let here = cur?;
-            if left == 0 {
-                return None;
+    /// Whether `a` is `b` or an ancestor of `b` (by `parent`, cycles broken).
+    fn encloses(&self, a: usize, b: usize) -> bool {
+        let (ea, la) = self.span[a];
+        let (eb, lb) = self.span[b];
+        ea <= eb && lb <= la
+    }
+
+    /// The depth-first tour of the block forest (roots: blocks without a
+    /// parent), without recursion; also each block's interval and depth.
+    fn make_tour(&mut self) {
+        let n = self.p.blocks.len();
+        // Each block's children, in index order: `kids[first[p]..first[p + 1]]`.
+        let mut first = vec![0usize; n + 1];
+        for p in self.parent.iter().flatten() {
+            first[p + 1] += 1;
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let mut kids = vec![0usize; first[n]];
+        let mut fill = first.clone();
+        for (b, p) in self.parent.iter().enumerate() {
+            if let Some(p) = *p {
+                kids[fill[p]] = b;
+                fill[p] += 1;
             }
-            left -= 1;
-            cur = self.parent[here];
-            Some(here)
-        })
+        }
+        self.tour = Vec::with_capacity(2 * n);
+        self.span = vec![(0, 0); n];
+        self.depth = vec![0; n];
+        let mut stack: Vec<Tour> = Vec::new();
+        for root in (0..n).filter(|&b| self.parent[b].is_none()) {
+            stack.push(Tour::Enter(root));
+            while let Some(step) = stack.pop() {
+                let at = self.tour.len() as u32;
+                self.tour.push(step);
+                match step {
+                    Tour::Enter(b) => {
+                        self.span[b].0 = at;
+                        stack.push(Tour::Leave(b));
+                        for &c in kids[first[b]..first[b + 1]].iter().rev() {
+                            self.depth[c] = self.depth[b] + 1;
+                            stack.push(Tour::Enter(c));
+                        }
+                    }
+                    Tour::Leave(b) => self.span[b].1 = at,
+                }
+            }
+        }
     }
 
     fn check_tree(&mut self) {
@@ -145,16 +236,43 @@ impl<'p> Ctx<'p> {
                 _ => self.push(Site::Block(i as i32), IssueKind::BadParent(par)),
             }
         }
+        // Each block follows one parent, so the cycles are found in one
+        // pass: walk up from each block not yet seen, marking the walk; a
+        // walk that meets itself has found a cycle.
+        let mut walk_of = vec![usize::MAX; n];
+        let mut on_cycle = vec![false; n];
+        let mut cycle_heads = Vec::new();
         for i in 1..n {
-            if self.ancestors(i).any(|a| a == i) {
-                self.push(Site::Block(i as i32), IssueKind::ParentCycle);
+            let mut cur = Some(i);
+            while let Some(c) = cur {
+                if walk_of[c] != usize::MAX {
+                    if walk_of[c] == i {
+                        // `c` is on a new cycle: mark it round.
+                        let mut head = c;
+                        let mut m = c;
+                        loop {
+                            on_cycle[m] = true;
+                            head = head.min(m);
+                            m = self.parent[m].unwrap_or(c);
+                            if m == c {
+                                break;
+                            }
+                        }
+                        cycle_heads.push(head);
+                    }
+                    break;
+                }
+                walk_of[c] = i;
+                cur = self.parent[c];
             }
         }
-        // Break cycles so later walks see finite chains.
-        for i in 1..n {
-            if self.ancestors(i).any(|a| a == i) {
-                self.parent[i] = None;
-            }
+        for (i, _) in on_cycle.iter().enumerate().filter(|(_, &c)| c) {
+            self.push(Site::Block(i as i32), IssueKind::ParentCycle);
+        }
+        // Break cycles so later walks see finite chains: each cycle loses
+        // the parent of its lowest block.
+        for h in cycle_heads {
+            self.parent[h] = None;
         }
     }
 
@@ -177,7 +295,8 @@ impl<'p> Ctx<'p> {
                         IssueKind::DuplicateName("field", f.name.clone()),
                     );
                 }
-                self.check_type_opt(site, &format!("field {:?}", f.name), f.r#type.as_ref());
+                let at = || (site, format!("field {:?}", f.name));
+                self.check_type_opt(at, f.r#type.as_ref());
             }
             if let Some(field) = self.struct_cycle(s) {
                 self.push(Site::Struct(s.name.clone()), IssueKind::StructCycle(field));
@@ -225,14 +344,11 @@ impl<'p> Ctx<'p> {
                 );
             }
             for prm in &f.params {
-                self.check_type_opt(
-                    site.clone(),
-                    &format!("parameter {:?}", prm.name),
-                    prm.r#type.as_ref(),
-                );
+                let at = || (site.clone(), format!("parameter {:?}", prm.name));
+                self.check_type_opt(at, prm.r#type.as_ref());
             }
             if let Some(r) = &f.result {
-                self.check_type(site.clone(), "result", r);
+                self.check_type(|| (site.clone(), "result".into()), r);
             }
         }
         match self.funcs.get(self.p.entry.as_str()) {
@@ -336,7 +452,7 @@ impl<'p> Ctx<'p> {
                 return self.push(site, kind);
             }
         };
-        if t == b || self.ancestors(b).any(|a| a == t) {
+        if self.encloses(t, b) {
             let kind = IssueKind::CyclicBlock {
                 attr: attr.into(),
                 target: t as i32,
@@ -362,27 +478,38 @@ impl<'p> Ctx<'p> {
                     continue;
                 }
                 self.vars[b].insert(&v.name, v);
-                self.check_type_opt(
-                    site.clone(),
-                    &format!("variable {:?}", v.name),
-                    v.r#type.as_ref(),
-                );
+                let at = || (site.clone(), format!("variable {:?}", v.name));
+                self.check_type_opt(at, v.r#type.as_ref());
             }
         }
-        for b in 1..n {
-            let outer: Vec<usize> = self.ancestors(b).filter(|&a| a != 0).collect();
-            for v in &self.p.blocks[b].vars {
-                if let Some(&o) = outer
-                    .iter()
-                    .find(|&&o| self.vars[o].contains_key(v.name.as_str()))
-                {
-                    let kind = IssueKind::Shadow {
-                        name: v.name.clone(),
-                        outer: o as i32,
-                    };
-                    self.push(Site::Block(b as i32), kind);
+        // A name declared in a block and in one of its ancestors (other
+        // than the root): along the tour, each name's declaring blocks
+        // on the way down, nearest last.
+        let mut shadows: Vec<(usize, usize, usize)> = Vec::new();
+        let mut scope = ops::Scope::default();
+        for step in &self.tour {
+            match *step {
+                Tour::Enter(b) => {
+                    for (j, v) in self.p.blocks[b].vars.iter().enumerate() {
+                        // The root is the top of its tree: nothing above it
+                        // declares the name when the nearest is the root.
+                        match scope.declared(&v.name) {
+                            Some(o) if o != 0 => shadows.push((b, j, o)),
+                            _ => {}
+                        }
+                    }
+                    scope.enter(self, b);
                 }
+                Tour::Leave(b) => scope.leave(self, b),
             }
+        }
+        shadows.sort_unstable();
+        for (b, j, o) in shadows {
+            let kind = IssueKind::Shadow {
+                name: self.p.blocks[b].vars[j].name.clone(),
+                outer: o as i32,
+            };
+            self.push(Site::Block(b as i32), kind);
         }
         for f in &self.p.functions {
             let Some(body) = usize::try_from(f.body_block).ok().filter(|&t| t < n) else {
@@ -404,38 +531,59 @@ impl<'p> Ctx<'p> {
         }
     }
 
-    fn check_type_opt(&mut self, site: Site, what: &str, ty: Option<&Type>) {
+    /// `check_type` of a type that must be set. `at` names the place for
+    /// an issue (made only when there is one: most types are fine).
+    fn check_type_opt(&mut self, at: impl FnOnce() -> (Site, String), ty: Option<&Type>) {
         match ty {
-            Some(t) => self.check_type(site, what, t),
-            None => self.push(site, IssueKind::TypeUnset(what.into())),
+            Some(t) => self.check_type(at, t),
+            None => {
+                let (site, what) = at();
+                self.push(site, IssueKind::TypeUnset(what));
+            }
         }
     }
 
-    /// Checks that a type (and every type inside it) is well formed.
-    fn check_type(&mut self, site: Site, what: &str, ty: &Type) {
-        match &ty.kind {
-            None => self.push(site, IssueKind::TypeUnset(what.into())),
+    /// Checks that a type (and every type inside it) is well formed and
+    /// nests at most `MAX_TYPE_NESTING` levels of list and chan (in a loop:
+    /// a program built in memory may nest types any depth).
+    pub(super) fn check_type(&mut self, at: impl FnOnce() -> (Site, String), ty: &Type) {
+        let mut ty = ty;
+        let mut nesting = 0;
+        while let Some(Kind::Chan(t) | Kind::List(t)) = &ty.kind {
+            nesting += 1;
+            if nesting > crate::MAX_TYPE_NESTING {
+                let (site, what) = at();
+                return self.push(site, IssueKind::TypeTooDeep(what));
+            }
+            ty = t;
+        }
+        let kind = match &ty.kind {
+            None => |what| IssueKind::TypeUnset(what),
             Some(Kind::Scalar(s)) => {
-                if !matches!(Scalar::try_from(*s), Ok(k) if k != Scalar::Unspecified) {
-                    self.push(
-                        site,
-                        IssueKind::BadType(what.into(), format!("scalar kind {s}")),
-                    );
+                if matches!(Scalar::try_from(*s), Ok(k) if k != Scalar::Unspecified) {
+                    return;
                 }
+                let (site, what) = at();
+                return self.push(site, IssueKind::BadType(what, format!("scalar kind {s}")));
             }
             Some(Kind::Tensor(t)) => {
-                if t.elem != ElemType::Float32 as i32 {
-                    let kind =
-                        IssueKind::BadType(what.into(), format!("tensor element type {}", t.elem));
-                    self.push(site, kind);
+                if t.elem == ElemType::Float32 as i32 {
+                    return;
                 }
+                let (site, what) = at();
+                let kind = IssueKind::BadType(what, format!("tensor element type {}", t.elem));
+                return self.push(site, kind);
             }
-            Some(Kind::Chan(t)) | Some(Kind::List(t)) => self.check_type(site, what, t),
+            Some(Kind::Chan(_)) | Some(Kind::List(_)) => return,
             Some(Kind::StructName(s)) => {
-                if !self.structs.contains_key(s.as_str()) {
-                    self.push(site, IssueKind::UnknownStruct(what.into(), s.clone()));
+                if self.structs.contains_key(s.as_str()) {
+                    return;
                 }
+                let (site, what) = at();
+                return self.push(site, IssueKind::UnknownStruct(what, s.clone()));
             }
-        }
+        };
+        let (site, what) = at();
+        self.push(site, kind(what));
     }
 }

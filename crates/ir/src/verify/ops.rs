@@ -21,9 +21,33 @@ pub(super) struct Arg<'p> {
 /// An op's slots and attributes after the registry checks.
 #[derive(Default)]
 pub(super) struct Bound<'p> {
-    pub inputs: HashMap<&'static str, Vec<Arg<'p>>>,
-    pub outputs: HashMap<&'static str, Vec<Arg<'p>>>,
-    pub attrs: HashMap<&'static str, &'p attr::Value>,
+    pub inputs: Small<Vec<Arg<'p>>>,
+    pub outputs: Small<Vec<Arg<'p>>>,
+    pub attrs: Small<&'p attr::Value>,
+}
+
+/// A map from registry names to values for one op: an op has a handful of
+/// slots and attributes, so a list searched in order beats hashing (the
+/// verifier makes three of these per op).
+pub(super) struct Small<V>(Vec<(&'static str, V)>);
+
+impl<V> Default for Small<V> {
+    fn default() -> Self {
+        Small(Vec::new())
+    }
+}
+
+impl<V> Small<V> {
+    pub fn get(&self, k: &str) -> Option<&V> {
+        self.0.iter().find(|(n, _)| *n == k).map(|(_, v)| v)
+    }
+    pub fn contains_key(&self, k: &str) -> bool {
+        self.get(k).is_some()
+    }
+    /// Adds `k` (the callers check it is not there yet).
+    pub fn insert(&mut self, k: &'static str, v: V) {
+        self.0.push((k, v));
+    }
 }
 
 impl<'p> Bound<'p> {
@@ -54,7 +78,71 @@ impl<'p> Bound<'p> {
     }
 }
 
-pub(super) fn check_op<'p>(cx: &mut Ctx<'p>, b: usize, k: usize, op: &'p OpDesc) {
+/// The names in scope at a block, kept along the tour of the block forest
+/// (`Ctx::check_ops`): each name's nearest declaring block on the path from
+/// the root, with an undo list to restore the outer declarations when a
+/// block is left; and the `go` ops that own blocks on the path, with those
+/// blocks' depths.
+#[derive(Default)]
+pub(super) struct Scope<'p> {
+    names: HashMap<&'p str, usize>,
+    undo: Vec<(&'p str, Option<usize>)>,
+    marks: Vec<usize>,
+    gos: Vec<(u32, usize, usize)>,
+}
+
+impl<'p> Scope<'p> {
+    pub fn enter(&mut self, cx: &Ctx<'p>, b: usize) {
+        self.marks.push(self.undo.len());
+        for name in cx.vars[b].keys() {
+            let outer = self.names.insert(name, b);
+            self.undo.push((name, outer));
+        }
+        if let Some(go) = go_owner(cx, b) {
+            self.gos.push((cx.depth[b], go.0, go.1));
+        }
+    }
+
+    pub fn leave(&mut self, cx: &Ctx<'p>, b: usize) {
+        let mark = self.marks.pop().unwrap_or(0);
+        while self.undo.len() > mark {
+            let Some((name, outer)) = self.undo.pop() else {
+                break;
+            };
+            match outer {
+                Some(o) => self.names.insert(name, o),
+                None => self.names.remove(name),
+            };
+        }
+        if go_owner(cx, b).is_some() {
+            self.gos.pop();
+        }
+    }
+
+    /// The nearest block on the path (the current one included) that
+    /// declares `name`.
+    pub fn declared(&self, name: &str) -> Option<usize> {
+        self.names.get(name).copied()
+    }
+}
+
+/// The `go` op owning block `b`, if a `go` op owns it.
+fn go_owner(cx: &Ctx<'_>, b: usize) -> Option<(usize, usize)> {
+    match cx.owner[b] {
+        Some(Owner::Op { block, op }) if cx.p.blocks[block].ops[op].r#type == "go" => {
+            Some((block, op))
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn check_op<'p>(
+    cx: &mut Ctx<'p>,
+    scope: &Scope<'p>,
+    b: usize,
+    k: usize,
+    op: &'p OpDesc,
+) {
     let site = Site::Op {
         block: b as i32,
         op: k,
@@ -70,8 +158,8 @@ pub(super) fn check_op<'p>(cx: &mut Ctx<'p>, b: usize, k: usize, op: &'p OpDesc)
     let mut bound = Bound::default();
     bind_slots(
         cx,
+        scope,
         &site,
-        b,
         "input",
         spec.inputs,
         &op.inputs,
@@ -79,8 +167,8 @@ pub(super) fn check_op<'p>(cx: &mut Ctx<'p>, b: usize, k: usize, op: &'p OpDesc)
     );
     bind_slots(
         cx,
+        scope,
         &site,
-        b,
         "output",
         spec.outputs,
         &op.outputs,
@@ -105,7 +193,7 @@ pub(super) fn check_op<'p>(cx: &mut Ctx<'p>, b: usize, k: usize, op: &'p OpDesc)
             continue;
         };
         if let attr::Value::Type(t) = value {
-            cx.check_type(site.clone(), &format!("attribute {:?}", a.name), t);
+            cx.check_type(|| (site.clone(), format!("attribute {:?}", a.name)), t);
         }
         bound.attrs.insert(aspec.name, value);
     }
@@ -120,12 +208,12 @@ pub(super) fn check_op<'p>(cx: &mut Ctx<'p>, b: usize, k: usize, op: &'p OpDesc)
 
 fn bind_slots<'p>(
     cx: &mut Ctx<'p>,
+    scope: &Scope<'p>,
     site: &Site,
-    b: usize,
     dir: &'static str,
     specs: &'static [SlotSpec],
     given: &'p [OpVar],
-    out: &mut HashMap<&'static str, Vec<Arg<'p>>>,
+    out: &mut Small<Vec<Arg<'p>>>,
 ) {
     for ov in given {
         let Some(spec) = specs.iter().find(|s| s.name == ov.slot) else {
@@ -171,7 +259,7 @@ fn bind_slots<'p>(
             let ty = if discard {
                 None
             } else {
-                resolve(cx, site, b, name)
+                resolve(cx, scope, site, name)
             };
             if let Some(t) = ty {
                 check_slot_type(cx, site, spec, name, t);
@@ -191,43 +279,36 @@ fn bind_slots<'p>(
     }
 }
 
-/// The type of variable `name` as seen from block `b`, reporting it when it
-/// is undeclared or declared outside a `go` block that does not capture it.
-fn resolve<'p>(cx: &mut Ctx<'p>, site: &Site, b: usize, name: &str) -> Option<&'p Type> {
-    let mut crossed: Vec<(usize, usize)> = Vec::new();
-    let mut cur = Some(b);
-    let mut left = cx.p.blocks.len() + 1;
-    while let (Some(c), true) = (cur, left > 0) {
-        left -= 1;
-        if let Some(v) = cx.vars[c].get(name) {
-            let ty = v.r#type.as_ref();
-            for (gb, gk) in crossed {
-                let go: &OpDesc = &cx.p.blocks[gb].ops[gk];
-                let captured = go
-                    .inputs
-                    .iter()
-                    .filter(|s| s.slot == "Captures")
-                    .any(|s| s.args.iter().any(|a| a == name));
-                if !captured {
-                    let kind = IssueKind::NotCaptured {
-                        var: name.into(),
-                        go_block: gb as i32,
-                        go_op: gk,
-                    };
-                    cx.push(site.clone(), kind);
-                }
-            }
-            return ty;
+/// The type of variable `name` as seen from the block `scope` is at (the
+/// nearest declaration in it or an ancestor), reporting it when it is
+/// undeclared or declared outside a `go` block that does not capture it.
+fn resolve<'p>(cx: &mut Ctx<'p>, scope: &Scope<'p>, site: &Site, name: &str) -> Option<&'p Type> {
+    let Some(d) = scope.declared(name) else {
+        cx.push(site.clone(), IssueKind::Undeclared(name.into()));
+        return None;
+    };
+    let ty = cx.vars[d].get(name).and_then(|v| v.r#type.as_ref());
+    // The go blocks between the use and the declaration, nearest first.
+    for &(depth, gb, gk) in scope.gos.iter().rev() {
+        if depth <= cx.depth[d] {
+            break;
         }
-        if let Some(Owner::Op { block, op }) = cx.owner[c] {
-            if cx.p.blocks[block].ops[op].r#type == "go" {
-                crossed.push((block, op));
-            }
+        let go: &OpDesc = &cx.p.blocks[gb].ops[gk];
+        let captured = go
+            .inputs
+            .iter()
+            .filter(|s| s.slot == "Captures")
+            .any(|s| s.args.iter().any(|a| a == name));
+        if !captured {
+            let kind = IssueKind::NotCaptured {
+                var: name.into(),
+                go_block: gb as i32,
+                go_op: gk,
+            };
+            cx.push(site.clone(), kind);
         }
-        cur = cx.parent[c];
     }
-    cx.push(site.clone(), IssueKind::Undeclared(name.into()));
-    None
+    ty
 }
 
 fn check_slot_type(cx: &mut Ctx<'_>, site: &Site, spec: &SlotSpec, name: &str, t: &Type) {

@@ -253,6 +253,15 @@ pub enum CheckError {
     /// No `func main`.
     #[error("function main is undeclared")]
     NoMain,
+    /// A file with no declarations at all (empty, or only comments).
+    #[error("empty program: no function main")]
+    EmptyProgram,
+    /// A type nesting `[]` and `chan` deeper than a `.pb` file can hold.
+    #[error("type nested too deeply: more than {limit} levels of [] and chan")]
+    TypeTooDeep {
+        /// `weft_ir::MAX_TYPE_NESTING`.
+        limit: usize,
+    },
     /// A name that is declared nowhere.
     #[error("undefined: {name}")]
     Undefined {
@@ -861,7 +870,7 @@ impl Message for CheckError {
     fn help(&self) -> Option<String> {
         use CheckError::*;
         let help = match self {
-            NoMain => "add `func main() { ... }`",
+            NoMain | EmptyProgram => "add `func main() { ... }`",
             FuncNotCalled { .. } => "functions are not values; call it, or start it with `go`",
             CannotUse {
                 numeric: true,
@@ -1004,10 +1013,12 @@ mod tests {
             CannotMake { .. } => 89,
             BadMilliseconds { .. } => 90,
             LoweringInvalid { .. } => 91,
+            EmptyProgram => 92,
+            TypeTooDeep { .. } => 93,
         }
     }
 
-    const VARIANTS: usize = 92;
+    const VARIANTS: usize = 94;
 
     fn one_of_each() -> Vec<CheckError> {
         use CheckError::*;
@@ -1244,6 +1255,8 @@ mod tests {
             LoweringInvalid {
                 error: s("block 1: bad"),
             },
+            EmptyProgram,
+            TypeTooDeep { limit: 64 },
         ]
     }
 

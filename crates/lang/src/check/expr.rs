@@ -118,7 +118,7 @@ impl<'a> Checker<'a> {
             ExprKind::Paren(inner) => self.expr_hint(inner, hint),
             ExprKind::Ident(name) => self.ident(e, name),
             ExprKind::Unary(op, x) => self.unary(e, *op, x),
-            ExprKind::Binary(op, x, y) => self.binary_op(e, *op, x, y),
+            ExprKind::Binary(..) => self.binary_chain(e),
             ExprKind::Call { func, args, spread } => self.call(e, func, args, *spread),
             ExprKind::Index(x, i) => self.index(x, i),
             ExprKind::Slice { x, lo, hi } => self.slice(x, lo.as_deref(), hi.as_deref()),
@@ -292,8 +292,43 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A binary expression and the binary expressions down its left spine
+    /// (`a + b + c` is `(a + b) + c`), bottom up in a loop: a chain as long
+    /// as the source makes it does not nest the checker's recursion. Each
+    /// inner link is recorded as `expr_hint` records an expression; `e`
+    /// itself is left to the caller.
+    fn binary_chain(&mut self, e: &Expr) -> Operand {
+        let mut spine = Vec::new();
+        let mut cur = e;
+        while let ExprKind::Binary(_, x, _) = &cur.kind {
+            spine.push(cur);
+            cur = x;
+        }
+        let mut xo = self.value(cur);
+        while let Some(link) = spine.pop() {
+            let ExprKind::Binary(op, x, y) = &link.kind else {
+                break;
+            };
+            xo = self.binary_with(link, *op, x, xo, y);
+            if spine.is_empty() {
+                break;
+            }
+            self.record(link, &xo.ty);
+            if let Some(v) = &xo.val {
+                self.info.consts.insert(link.id, v.clone());
+            }
+        }
+        xo
+    }
+
     pub(crate) fn binary_op(&mut self, e: &Expr, op: BinOp, x: &Expr, y: &Expr) -> Operand {
-        let mut xo = self.value(x);
+        let xo = self.value(x);
+        self.binary_with(e, op, x, xo, y)
+    }
+
+    /// `binary_op` with the left operand already checked (`xo`).
+    fn binary_with(&mut self, e: &Expr, op: BinOp, x: &Expr, xo: Operand, y: &Expr) -> Operand {
+        let mut xo = xo;
         let mut yo = self.value(y);
         if xo.ty.is_invalid() || yo.ty.is_invalid() {
             return Operand::invalid();

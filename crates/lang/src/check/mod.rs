@@ -317,6 +317,9 @@ impl<'a> Checker<'a> {
                     self.error(span, CheckError::MainSignature);
                 }
             }
+            _ if file.decls.is_empty() => {
+                self.error(Span::new(0, 0), CheckError::EmptyProgram);
+            }
             _ => {
                 self.error(Span::new(0, 0), CheckError::NoMain);
             }
@@ -392,10 +395,29 @@ impl<'a> Checker<'a> {
         r
     }
 
+    /// The type a type expression denotes. One nesting more than
+    /// `weft_ir::MAX_TYPE_NESTING` levels of `[]` and `chan` is an error
+    /// (a `.pb` file could not hold it), reported once at its outermost
+    /// level.
     pub(crate) fn resolve_type(&mut self, t: &TypeExpr) -> Ty {
+        let mut nesting = 0;
+        let mut inner = t;
+        while let TypeKind::Chan(e) | TypeKind::List(e) = &inner.kind {
+            nesting += 1;
+            inner = e;
+        }
+        if nesting > weft_ir::MAX_TYPE_NESTING {
+            let limit = weft_ir::MAX_TYPE_NESTING;
+            self.error(t.span, CheckError::TypeTooDeep { limit });
+            return Ty::Invalid;
+        }
+        self.resolve_type_inner(t)
+    }
+
+    fn resolve_type_inner(&mut self, t: &TypeExpr) -> Ty {
         match &t.kind {
-            TypeKind::Chan(e) => Ty::chan(self.resolve_type(e)),
-            TypeKind::List(e) => Ty::list(self.resolve_type(e)),
+            TypeKind::Chan(e) => Ty::chan(self.resolve_type_inner(e)),
+            TypeKind::List(e) => Ty::list(self.resolve_type_inner(e)),
             TypeKind::Named(n) => match n.name.as_str() {
                 "int" => Ty::Int,
                 "float" => Ty::Float,

@@ -36,6 +36,40 @@ impl<'a> Checker<'a> {
         self.pop_scope();
     }
 
+    /// An `if` and its `else if` links, in a loop (a chain does not nest
+    /// the checker's recursion). Each link's scope holds its init
+    /// statement's names and encloses the rest of the chain, as in Go.
+    fn if_chain(&mut self, s: &Stmt) {
+        let mut scopes = 0;
+        let mut cur = s;
+        while let StmtKind::If {
+            init,
+            cond,
+            then,
+            els,
+        } = &cur.kind
+        {
+            self.push_scope();
+            scopes += 1;
+            if let Some(i) = init {
+                self.stmt(i, None);
+            }
+            self.condition(cond, Context::IfStatement);
+            self.block(then);
+            match els.as_deref() {
+                Some(e) if matches!(e.kind, StmtKind::If { .. }) => cur = e,
+                Some(e) => {
+                    self.stmt(e, None);
+                    break;
+                }
+                None => break,
+            }
+        }
+        for _ in 0..scopes {
+            self.pop_scope();
+        }
+    }
+
     fn with_breakable(&mut self, kind: BreakKind, label: Option<&str>, f: impl FnOnce(&mut Self)) {
         self.breakables.push(Breakable {
             kind,
@@ -93,23 +127,7 @@ impl<'a> Checker<'a> {
             StmtKind::Break(l) => self.break_stmt(s, l.as_ref()),
             StmtKind::Continue(l) => self.continue_stmt(s, l.as_ref()),
             StmtKind::Block(b) => self.block(b),
-            StmtKind::If {
-                init,
-                cond,
-                then,
-                els,
-            } => {
-                self.push_scope();
-                if let Some(i) = init {
-                    self.stmt(i, None);
-                }
-                self.condition(cond, Context::IfStatement);
-                self.block(then);
-                if let Some(e) = els {
-                    self.stmt(e, None);
-                }
-                self.pop_scope();
-            }
+            StmtKind::If { .. } => self.if_chain(s),
             StmtKind::For {
                 init,
                 cond,

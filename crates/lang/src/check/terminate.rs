@@ -35,9 +35,19 @@ impl<'a> Checker<'a> {
                 _ => false,
             },
             StmtKind::Block(b) => self.terminates_list(&b.stmts),
-            StmtKind::If {
-                then, els: Some(e), ..
-            } => self.terminates_list(&then.stmts) && self.terminates(e, None),
+            StmtKind::If { .. } => {
+                // An `else if` chain, link by link: every branch terminates.
+                let mut cur = s;
+                loop {
+                    let StmtKind::If { then, els, .. } = &cur.kind else {
+                        return self.terminates(cur, None);
+                    };
+                    match els {
+                        Some(e) if self.terminates_list(&then.stmts) => cur = e,
+                        _ => return false,
+                    }
+                }
+            }
             StmtKind::For {
                 cond: None, body, ..
             } => !has_break(&body.stmts, label, true),
@@ -67,9 +77,21 @@ fn stmt_breaks(s: &Stmt, label: Option<&str>, plain: bool) -> bool {
         StmtKind::Break(None) => plain,
         StmtKind::Break(Some(l)) => label == Some(l.name.as_str()),
         StmtKind::Block(b) => has_break(&b.stmts, label, plain),
-        StmtKind::If { then, els, .. } => {
-            has_break(&then.stmts, label, plain)
-                || els.as_ref().is_some_and(|e| stmt_breaks(e, label, plain))
+        StmtKind::If { .. } => {
+            // An `else if` chain, link by link.
+            let mut cur = s;
+            loop {
+                let StmtKind::If { then, els, .. } = &cur.kind else {
+                    return stmt_breaks(cur, label, plain);
+                };
+                if has_break(&then.stmts, label, plain) {
+                    return true;
+                }
+                match els {
+                    Some(e) => cur = e,
+                    None => return false,
+                }
+            }
         }
         StmtKind::Labeled { stmt, .. } => stmt_breaks(stmt, label, plain),
         StmtKind::For { body, .. } | StmtKind::ForRange { body, .. } => {

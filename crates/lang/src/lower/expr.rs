@@ -33,6 +33,10 @@ fn binop_name(op: BinOp) -> &'static str {
     }
 }
 
+fn is_logical(op: BinOp) -> bool {
+    matches!(op, BinOp::LogAnd | BinOp::LogOr)
+}
+
 fn strip(e: &Expr) -> &Expr {
     match &e.kind {
         ExprKind::Paren(i) => strip(i),
@@ -62,20 +66,8 @@ impl<'a> Lowerer<'a> {
                 _ => self.zero(&ty, e, dest),
             },
             ExprKind::Unary(op, x) => self.unary(e, &ty, *op, x, dest),
-            ExprKind::Binary(BinOp::LogAnd, x, y) => self.logic(e, true, x, y, dest),
-            ExprKind::Binary(BinOp::LogOr, x, y) => self.logic(e, false, x, y, dest),
-            ExprKind::Binary(op, x, y) => {
-                let xv = self.expr(x, None);
-                let yv = self.expr(y, None);
-                let out = self.out(&ty, dest);
-                self.emit(
-                    Op::new(binop_name(*op), e.span)
-                        .input("X", xv)
-                        .input("Y", yv)
-                        .output("Out", out.clone()),
-                );
-                out
-            }
+            ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, ..) => self.logic(e, dest),
+            ExprKind::Binary(..) => self.arith_chain(e, dest),
             ExprKind::Call { func, args, spread } => self.call(e, &ty, func, args, *spread, dest),
             ExprKind::Index(x, i) => {
                 let xv = self.expr(x, None);
@@ -217,22 +209,94 @@ impl<'a> Lowerer<'a> {
     }
 
     /// `x && y` / `x || y`: r = x; if r { r = y } (or the else branch for ||).
-    fn logic(&mut self, e: &Expr, and: bool, x: &Expr, y: &Expr, dest: Option<&str>) -> String {
-        let r = self.temp(&Ty::Bool);
-        self.expr(x, Some(&r));
-        let rhs = self.new_block();
-        self.in_block(rhs, |l| {
-            l.expr(y, Some(&r));
-        });
-        let op = Op::new("if", e.span).input("Cond", r.clone());
-        let op = if and {
-            op.attr("then_block", rhs)
-        } else {
-            let empty = self.new_block();
-            op.attr("then_block", empty).attr("else_block", rhs)
+    /// The left spine of `e` for `arith_chain` and `logic`: `e`, then its
+    /// left operand while that is a binary expression of the same family
+    /// (`&&`/`||` or the others) that is not a constant, outermost first.
+    fn spine<'e>(&self, e: &'e Expr, logical: bool) -> Vec<&'e Expr> {
+        let mut spine = vec![e];
+        let mut cur = e;
+        while let ExprKind::Binary(_, x, _) = &cur.kind {
+            match &x.kind {
+                ExprKind::Binary(op, ..)
+                    if is_logical(*op) == logical && !self.info.consts.contains_key(&x.id) =>
+                {
+                    spine.push(x);
+                    cur = x;
+                }
+                _ => break,
+            }
+        }
+        spine
+    }
+
+    /// `x op y` for every operator but `&&` and `||`, down the left spine
+    /// in a loop (`a + b + c` is `(a + b) + c`; a chain as long as the
+    /// source makes it does not nest the recursion): the leftmost operand,
+    /// then each link's right operand and op, bottom up. The same ops in
+    /// the same order as lowering each link on its own.
+    fn arith_chain(&mut self, e: &Expr, dest: Option<&str>) -> String {
+        let spine = self.spine(e, false);
+        let ExprKind::Binary(_, leftmost, _) = &spine[spine.len() - 1].kind else {
+            return self.zero(&Ty::Invalid, e, dest);
         };
-        self.emit(op);
-        self.copy_to(r, e, dest)
+        let mut xv = self.expr(leftmost, None);
+        for (i, link) in spine.iter().enumerate().rev() {
+            let ExprKind::Binary(op, _, y) = &link.kind else {
+                continue;
+            };
+            let yv = self.expr(y, None);
+            let ty = self.info.ty(link).clone();
+            let out = self.out(&ty, if i == 0 { dest } else { None });
+            self.emit(
+                Op::new(binop_name(*op), link.span)
+                    .input("X", xv)
+                    .input("Y", yv)
+                    .output("Out", out.clone()),
+            );
+            xv = out;
+        }
+        xv
+    }
+
+    /// `&&` and `||`: `r = x; if r { r = y }` (`if !r` for `||`), down the
+    /// left spine in a loop as `arith_chain`: the result temporaries
+    /// outermost first, the leftmost operand into the innermost one, then
+    /// bottom up each link's `if` and the copy of its result into the
+    /// enclosing link's (the ops and temporaries of lowering each link on
+    /// its own, in the same order).
+    fn logic(&mut self, e: &Expr, dest: Option<&str>) -> String {
+        let spine = self.spine(e, true);
+        let rs: Vec<String> = spine.iter().map(|_| self.temp(&Ty::Bool)).collect();
+        let ExprKind::Binary(_, leftmost, _) = &spine[spine.len() - 1].kind else {
+            return self.zero(&Ty::Invalid, e, dest);
+        };
+        self.expr(leftmost, Some(&rs[rs.len() - 1]));
+        let mut out = String::new();
+        for (i, link) in spine.iter().enumerate().rev() {
+            let ExprKind::Binary(bop, _, y) = &link.kind else {
+                continue;
+            };
+            let r = &rs[i];
+            let rhs = self.new_block();
+            self.in_block(rhs, |l| {
+                l.expr(y, Some(r));
+            });
+            let op = Op::new("if", link.span).input("Cond", r.clone());
+            let op = if *bop == BinOp::LogAnd {
+                op.attr("then_block", rhs)
+            } else {
+                let empty = self.new_block();
+                op.attr("then_block", empty).attr("else_block", rhs)
+            };
+            self.emit(op);
+            let to = if i == 0 {
+                dest
+            } else {
+                Some(rs[i - 1].as_str())
+            };
+            out = self.copy_to(r.clone(), link, to);
+        }
+        out
     }
 
     fn composite(&mut self, e: &Expr, ty: &Ty, elems: &[Element], dest: Option<&str>) -> String {

@@ -26,42 +26,59 @@ use weft_ir::pb::{attr, ProgramDesc, Type};
 
 use crate::ast::*;
 use crate::check::{Info, VarId};
-use crate::diag::Span;
+use crate::diag::{LineIndex, Span};
 use crate::types::Ty;
 
 /// Lowers a file that checked without errors.
 pub fn lower(file: &str, src: &str, tree: &File, info: &Info) -> ProgramDesc {
-    let mut l = Lowerer {
-        file,
-        src,
-        info,
-        b: ProgramBuilder::new(),
-        lines: line_starts(src),
-        taken: HashMap::new(),
-        var_names: HashMap::new(),
-        cur: BlockId::ROOT,
-    };
-    l.program(tree);
+    let mut l = Lowerer::new(file, src, info);
+    l.structs();
+    let mut fid = 0usize;
+    for d in &tree.decls {
+        if let Decl::Func(f) = d {
+            l.func(fid, f);
+            fid += 1;
+        }
+    }
     l.b.build()
 }
 
-fn line_starts(src: &str) -> Vec<usize> {
-    let mut v = vec![0];
-    v.extend(
-        src.bytes()
-            .enumerate()
-            .filter(|(_, b)| *b == b'\n')
-            .map(|(i, _)| i + 1),
-    );
-    v
+/// [`lower`], freeing each function's tree once it is lowered: the
+/// program's IR grows while its tree shrinks, so the two are not both
+/// held whole (the compiler's peak memory is a large program's tree plus
+/// its IR otherwise).
+pub fn lower_consuming(file: &str, src: &str, tree: File, info: &Info) -> ProgramDesc {
+    let mut l = Lowerer::new(file, src, info);
+    l.structs();
+    let mut fid = 0usize;
+    for d in tree.decls {
+        if let Decl::Func(f) = d {
+            l.func(fid, &f);
+            fid += 1;
+        }
+    }
+    l.b.build()
+}
+
+impl<'a> Lowerer<'a> {
+    fn new(file: &'a str, src: &'a str, info: &'a Info) -> Lowerer<'a> {
+        Lowerer {
+            file,
+            info,
+            b: ProgramBuilder::new(),
+            lines: LineIndex::new(src),
+            taken: HashMap::new(),
+            var_names: HashMap::new(),
+            cur: BlockId::ROOT,
+        }
+    }
 }
 
 pub(crate) struct Lowerer<'a> {
     file: &'a str,
-    src: &'a str,
     info: &'a Info,
     b: ProgramBuilder,
-    lines: Vec<usize>,
+    lines: LineIndex<'a>,
     /// Names used in the current function, with the next suffix to try.
     taken: HashMap<String, u32>,
     var_names: HashMap<VarId, String>,
@@ -115,7 +132,8 @@ impl Op {
 }
 
 impl<'a> Lowerer<'a> {
-    fn program(&mut self, tree: &File) {
+    /// The struct declarations (the predeclared `Dataset` when used).
+    fn structs(&mut self) {
         let user_dataset = self
             .info
             .structs
@@ -132,13 +150,6 @@ impl<'a> Lowerer<'a> {
                 .map(|(n, t)| (n.clone(), self.pbty(t)))
                 .collect();
             self.b.struct_decl(s.name.clone(), fields);
-        }
-        let mut fid = 0usize;
-        for d in &tree.decls {
-            if let Decl::Func(f) = d {
-                self.func(fid, f);
-                fid += 1;
-            }
         }
     }
 
@@ -170,16 +181,7 @@ impl<'a> Lowerer<'a> {
 
     /// Line and column (characters from 1) of the start of `span`.
     pub(crate) fn loc(&self, span: Span) -> (u32, u32) {
-        let off = (span.start as usize).min(self.src.len());
-        let line = self.lines.partition_point(|&s| s <= off);
-        let start = self.lines[line - 1];
-        let text = self.src.get(start..off).unwrap_or("");
-        let col = if text.is_ascii() {
-            text.len()
-        } else {
-            text.chars().count()
-        };
-        (line as u32, col as u32 + 1)
+        self.lines.line_col(span.start as usize)
     }
 
     pub(crate) fn pbty(&self, ty: &Ty) -> Type {

@@ -38,6 +38,45 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// An `if` and its `else if` links, in a loop: each link's `if` op goes
+    /// into its block as soon as its else block exists (nothing else is
+    /// emitted into that block afterwards), then lowering moves on into
+    /// the else block, so a long chain does not nest the recursion.
+    fn if_chain(&mut self, s: &Stmt) {
+        let saved = self.cur;
+        let mut cur = s;
+        while let StmtKind::If {
+            init,
+            cond,
+            then,
+            els,
+        } = &cur.kind
+        {
+            if let Some(i) = init {
+                self.stmt(i, None);
+            }
+            let c = self.expr(cond, None);
+            let tb = self.block_of(&then.stmts);
+            let mut op = Op::new("if", cur.span)
+                .input("Cond", c)
+                .attr("then_block", tb);
+            let Some(e) = els.as_deref() else {
+                self.emit(op);
+                break;
+            };
+            let eb = self.new_block();
+            op = op.attr("else_block", eb);
+            self.emit(op);
+            self.cur = eb;
+            if !matches!(e.kind, StmtKind::If { .. }) {
+                self.stmt(e, None);
+                break;
+            }
+            cur = e;
+        }
+        self.cur = saved;
+    }
+
     fn block_of(&mut self, stmts: &[Stmt]) -> BlockId {
         let b = self.new_block();
         self.in_block(b, |l| l.stmts(stmts));
@@ -222,25 +261,7 @@ impl<'a> Lowerer<'a> {
                 self.emit(op);
             }
             StmtKind::Block(b) => self.stmts(&b.stmts),
-            StmtKind::If {
-                init,
-                cond,
-                then,
-                els,
-            } => {
-                if let Some(i) = init {
-                    self.stmt(i, None);
-                }
-                let c = self.expr(cond, None);
-                let tb = self.block_of(&then.stmts);
-                let mut op = Op::new("if", sp).input("Cond", c).attr("then_block", tb);
-                if let Some(e) = els {
-                    let eb = self.new_block();
-                    self.in_block(eb, |l| l.stmt(e, None));
-                    op = op.attr("else_block", eb);
-                }
-                self.emit(op);
-            }
+            StmtKind::If { .. } => self.if_chain(s),
             StmtKind::For {
                 init,
                 cond,
@@ -556,62 +577,75 @@ impl<'a> Lowerer<'a> {
         self.case_chain(tagv.as_deref(), &ordered, default);
     }
 
+    /// The cases of a `switch` as an `if` chain: each case's `if` holds the
+    /// rest of the chain in its else block. Built in a loop: each `if` op
+    /// goes into its block as soon as its else block exists (nothing else is
+    /// emitted into that block afterwards), then lowering moves on into the
+    /// else block, so a long switch does not nest the recursion.
     fn case_chain(
         &mut self,
         tag: Option<&str>,
         cases: &[&CaseClause],
         default: Option<&CaseClause>,
     ) {
-        let Some((first, rest)) = cases.split_first() else {
-            if let Some(d) = default {
-                self.stmts(&d.body);
+        let saved = self.cur;
+        for (i, case) in cases.iter().enumerate() {
+            let m = self.temp(&Ty::Bool);
+            self.case_match(tag, &case.exprs, &m);
+            let tb = self.block_of(&case.body);
+            let mut op = Op::new("if", case.span)
+                .input("Cond", m)
+                .attr("then_block", tb);
+            let more = i + 1 < cases.len() || default.is_some();
+            let eb = more.then(|| self.new_block());
+            if let Some(eb) = eb {
+                op = op.attr("else_block", eb);
             }
-            return;
-        };
-        let m = self.temp(&Ty::Bool);
-        self.case_match(tag, &first.exprs, &m);
-        let tb = self.block_of(&first.body);
-        let mut op = Op::new("if", first.span)
-            .input("Cond", m)
-            .attr("then_block", tb);
-        if !rest.is_empty() || default.is_some() {
-            let eb = self.new_block();
-            self.in_block(eb, |l| l.case_chain(tag, rest, default));
-            op = op.attr("else_block", eb);
+            self.emit(op);
+            match eb {
+                Some(eb) => self.cur = eb,
+                None => break,
+            }
         }
-        self.emit(op);
+        if let Some(d) = default {
+            self.stmts(&d.body);
+        }
+        self.cur = saved;
     }
 
-    /// m = (tag == e1) || (tag == e2) || ..., evaluated left to right, lazily.
+    /// m = (tag == e1) || (tag == e2) || ..., evaluated left to right,
+    /// lazily: each later test sits in the else block of an `if` on `m`
+    /// (built in a loop, as `case_chain`).
     fn case_match(&mut self, tag: Option<&str>, exprs: &[Expr], m: &str) {
-        let Some((e, rest)) = exprs.split_first() else {
-            return;
-        };
-        match tag {
-            Some(t) => {
-                let v = self.expr(e, None);
+        let saved = self.cur;
+        for (i, e) in exprs.iter().enumerate() {
+            match tag {
+                Some(t) => {
+                    let v = self.expr(e, None);
+                    self.emit(
+                        Op::new("eq", e.span)
+                            .input("X", t)
+                            .input("Y", v)
+                            .output("Out", m),
+                    );
+                }
+                None => {
+                    self.expr(e, Some(m));
+                }
+            }
+            if i + 1 < exprs.len() {
+                let empty = self.new_block();
+                let eb = self.new_block();
                 self.emit(
-                    Op::new("eq", e.span)
-                        .input("X", t)
-                        .input("Y", v)
-                        .output("Out", m),
+                    Op::new("if", e.span)
+                        .input("Cond", m)
+                        .attr("then_block", empty)
+                        .attr("else_block", eb),
                 );
-            }
-            None => {
-                self.expr(e, Some(m));
+                self.cur = eb;
             }
         }
-        if !rest.is_empty() {
-            let empty = self.new_block();
-            let eb = self.new_block();
-            self.in_block(eb, |l| l.case_match(tag, rest, m));
-            self.emit(
-                Op::new("if", e.span)
-                    .input("Cond", m)
-                    .attr("then_block", empty)
-                    .attr("else_block", eb),
-            );
-        }
+        self.cur = saved;
     }
 
     fn select(&mut self, s: &Stmt, cases: &[SelectCase]) {

@@ -56,22 +56,19 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A chain `a + b - c ...` at precedence `min` and above. The links of
+    /// a chain are parsed in a loop and do not count as nesting (Go accepts
+    /// `1 + 1 + ... + 1` of any length); the right operand of a link binds
+    /// tighter, so the recursion here is at most one call per precedence
+    /// level. The tree leans left, and every pass after the parser walks a
+    /// left spine in a loop.
     fn binary(&mut self, min: u8) -> PResult<Expr> {
-        let lhs = self.unary()?;
-        // each link of a chain `a + b + c` nests the tree one level deeper
-        let depth = self.depth;
-        let r = self.chain(lhs, min);
-        self.depth = depth;
-        r
-    }
-
-    fn chain(&mut self, mut lhs: Expr, min: u8) -> PResult<Expr> {
+        let mut lhs = self.unary()?;
         while let Some((op, prec)) = binop(self.peek()) {
             if prec < min {
                 break;
             }
             self.bump();
-            self.enter()?;
             let rhs = self.binary(prec + 1)?;
             let span = lhs.span.to(rhs.span);
             lhs = self.node(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span);
@@ -230,9 +227,9 @@ impl<'a> Parser<'a> {
             if self.peek() == Tok::RBrace {
                 return Ok(out);
             }
-            let value = self.element_value()?;
+            let mut value = self.element_value()?;
             if self.eat(Tok::Colon) {
-                let key = match value.kind {
+                let key = match std::mem::take(&mut value.kind) {
                     ExprKind::Ident(name) => Ident {
                         id: value.id,
                         name,

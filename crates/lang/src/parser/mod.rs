@@ -21,12 +21,17 @@ mod stmt;
 pub use crate::syntax_error::SyntaxError;
 
 use crate::ast::*;
-use crate::diag::{line_col, Diagnostics, Span};
+use std::collections::HashSet;
+
+use crate::diag::{Diagnostics, LineIndex, Span};
 use crate::lexer::{lex, Tok, Token};
 
-/// The deepest syntax tree accepted (nesting, plus one level per link of
-/// an operator or postfix chain); the checker and lowering recurse this deep
-/// on a thread with a large stack (see `lib.rs`).
+/// The deepest nesting accepted: parentheses, blocks, unary operators,
+/// postfix chains (`f(x)[i].g`), composite literals and types, one level
+/// each. Binary operator chains (`a + b + c ...`) and `else if` chains do
+/// not count: they are parsed, checked and lowered in loops, so they may be
+/// as long as the source makes them (issue 26). The checker and lowering
+/// recurse this deep on a thread with a large stack (see `lib.rs`).
 pub const MAX_DEPTH: u32 = 1000;
 
 /// Parses a whole file. Errors are appended to `diags`.
@@ -47,13 +52,14 @@ pub fn parse(src: &str, diags: &mut Diagnostics) -> File {
     let decls = p.file();
     let node_count = p.next_id;
     // A syntax error on a line with a lexical error is usually caused by it.
-    let bad_lines: Vec<u32> = lex_diags
+    let index = LineIndex::new(src);
+    let bad_lines: HashSet<u32> = lex_diags
         .items()
         .iter()
-        .map(|d| line_col(src, d.span.start as usize).0)
+        .map(|d| index.line_col(d.span.start as usize).0)
         .collect();
     for d in parse_diags.items() {
-        if !bad_lines.contains(&line_col(src, d.span.start as usize).0) {
+        if bad_lines.is_empty() || !bad_lines.contains(&index.line_col(d.span.start as usize).0) {
             match &d.help {
                 Some(h) => lex_diags.error_help(d.span, d.message.clone(), h.clone()),
                 None => lex_diags.error(d.span, d.message.clone()),

@@ -306,58 +306,68 @@ impl<'a> Parser<'a> {
         r
     }
 
+    /// `if ... {} else if ... {} else {}`. The links of an `else if` chain
+    /// are parsed in a loop and do not count as nesting: a chain is as long
+    /// as the source makes it (the passes after the parser walk it in loops
+    /// too).
     fn if_stmt(&mut self) -> PResult<Stmt> {
-        let start = self.bump().span;
-        if self.peek() == Tok::LBrace {
-            return self.error(self.span(), SyntaxError::MissingIfCondition);
-        }
-        let first = self.header_stmt(Ctx::Plain)?;
-        let (init, cond) = if self.eat(Tok::Semi) {
-            (Some(Box::new(first)), self.header_expr()?)
-        } else {
-            match first.kind {
-                StmtKind::Expr(e) => (None, e),
-                StmtKind::Assign { op: None, .. } => {
-                    let stmt = self.text(first.span).to_string();
-                    return self.error(first.span, SyntaxError::AssignAsValue { stmt });
-                }
-                _ => {
-                    let stmt = self.text(first.span).to_string();
-                    return self.error(first.span, SyntaxError::StmtAsValue { stmt });
-                }
+        // Each link: the `if` keyword's span, init, condition, then-block.
+        let mut links: Vec<(Span, Option<Box<Stmt>>, Expr, Block)> = Vec::new();
+        let last = loop {
+            let start = self.bump().span;
+            if self.peek() == Tok::LBrace {
+                return self.error(self.span(), SyntaxError::MissingIfCondition);
             }
-        };
-        let then = self.block()?;
-        let mut end = then.span;
-        let els = if self.eat(Tok::Else) {
-            let s = match self.peek() {
-                Tok::If => {
-                    self.enter()?;
-                    let r = self.if_stmt();
-                    self.leave();
-                    r?
+            let mut first = self.header_stmt(Ctx::Plain)?;
+            let (init, cond) = if self.eat(Tok::Semi) {
+                (Some(Box::new(first)), self.header_expr()?)
+            } else {
+                match std::mem::take(&mut first.kind) {
+                    StmtKind::Expr(e) => (None, e),
+                    StmtKind::Assign { op: None, .. } => {
+                        let stmt = self.text(first.span).to_string();
+                        return self.error(first.span, SyntaxError::AssignAsValue { stmt });
+                    }
+                    _ => {
+                        let stmt = self.text(first.span).to_string();
+                        return self.error(first.span, SyntaxError::StmtAsValue { stmt });
+                    }
                 }
+            };
+            let then = self.block()?;
+            links.push((start, init, cond, then));
+            if !self.eat(Tok::Else) {
+                break None;
+            }
+            match self.peek() {
+                Tok::If => continue,
                 Tok::LBrace => {
                     let b = self.block()?;
                     let span = b.span;
-                    self.mk(StmtKind::Block(b), span)
+                    break Some(self.mk(StmtKind::Block(b), span));
                 }
                 _ => return self.unexpected("if statement or block after else"),
-            };
-            end = s.span;
-            Some(Box::new(s))
-        } else {
-            None
+            }
         };
-        Ok(self.mk(
-            StmtKind::If {
-                init,
-                cond,
-                then,
-                els,
-            },
-            start.to(end),
-        ))
+        // Build the nested statements from the innermost out.
+        let mut els = last.map(Box::new);
+        while let Some((start, init, cond, then)) = links.pop() {
+            let end = els.as_ref().map_or(then.span, |s| s.span);
+            let s = self.mk(
+                StmtKind::If {
+                    init,
+                    cond,
+                    then,
+                    els,
+                },
+                start.to(end),
+            );
+            if links.is_empty() {
+                return Ok(s);
+            }
+            els = Some(Box::new(s));
+        }
+        Err(Reported)
     }
 
     fn for_stmt(&mut self) -> PResult<Stmt> {
@@ -367,14 +377,13 @@ impl<'a> Parser<'a> {
         let mut post = None;
         if self.peek() != Tok::LBrace {
             if self.peek() != Tok::Semi {
-                let first = self.header_stmt(Ctx::ForHeader)?;
+                let mut first = self.header_stmt(Ctx::ForHeader)?;
                 if let StmtKind::ForRange { .. } = first.kind {
-                    let mut s = first;
-                    s.span = start.to(s.span);
-                    return Ok(s);
+                    first.span = start.to(first.span);
+                    return Ok(first);
                 }
                 if self.peek() != Tok::Semi {
-                    match first.kind {
+                    match std::mem::take(&mut first.kind) {
                         StmtKind::Expr(e) => cond = Some(e),
                         _ => {
                             return self.error(first.span, SyntaxError::ExpectedForCondition);
@@ -440,8 +449,8 @@ impl<'a> Parser<'a> {
                 if self.peek() != Tok::LBrace {
                     tag = Some(self.header_expr()?);
                 }
-            } else if let Some(first) = first {
-                match first.kind {
+            } else if let Some(mut first) = first {
+                match std::mem::take(&mut first.kind) {
                     StmtKind::Expr(e) => tag = Some(e),
                     _ => {
                         return self.error(first.span, SyntaxError::SwitchNotExpr);
@@ -547,8 +556,8 @@ impl<'a> Parser<'a> {
                 }
                 if define {
                     let mut names = Vec::new();
-                    for e in lhs {
-                        match e.kind {
+                    for mut e in lhs {
+                        match std::mem::take(&mut e.kind) {
                             ExprKind::Ident(name) => names.push(Ident {
                                 id: e.id,
                                 name,
@@ -584,12 +593,12 @@ impl<'a> Parser<'a> {
     /// The channel of a receive expression `<-ch` in a select case.
     fn recv_operand(&mut self, e: Expr) -> PResult<Expr> {
         let mut e = e;
-        while let ExprKind::Paren(inner) = e.kind {
-            e = *inner;
-        }
-        match e.kind {
-            ExprKind::Unary(UnOp::Recv, ch) => Ok(*ch),
-            _ => self.error(e.span, SyntaxError::SelectCaseNotComm),
+        loop {
+            match std::mem::take(&mut e.kind) {
+                ExprKind::Paren(inner) => e = *inner,
+                ExprKind::Unary(UnOp::Recv, ch) => return Ok(*ch),
+                _ => return self.error(e.span, SyntaxError::SelectCaseNotComm),
+            }
         }
     }
 }
