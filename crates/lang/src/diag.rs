@@ -54,6 +54,49 @@ pub trait Message: std::fmt::Display {
     }
 }
 
+/// Test checks shared by the message catalogues (`check/error.rs`,
+/// `syntax_error.rs`).
+#[cfg(test)]
+pub(crate) mod catalogue_checks {
+    use super::Message;
+
+    /// Every variant index below `variants` has exactly one example.
+    pub(crate) fn assert_one_example_each(
+        indices: impl IntoIterator<Item = usize>,
+        variants: usize,
+    ) {
+        let mut seen = vec![false; variants];
+        for i in indices {
+            assert!(!seen[i], "variant {i} listed twice");
+            seen[i] = true;
+        }
+        let missing: Vec<usize> = (0..variants).filter(|&i| !seen[i]).collect();
+        assert!(
+            missing.is_empty(),
+            "variants without an example: {missing:?}"
+        );
+    }
+
+    /// A message (and its help line) reads like the others: non-empty, a
+    /// lowercase first letter, no final period, one line.
+    pub(crate) fn assert_message_style(e: &(impl Message + std::fmt::Debug)) {
+        let m = e.to_string();
+        let first = m.chars().next();
+        assert!(first.is_some_and(|c| !c.is_uppercase()), "{e:?}: {m:?}");
+        assert!(
+            !m.ends_with('.') && !m.ends_with(char::is_whitespace),
+            "{e:?}: {m:?}"
+        );
+        assert!(!m.contains('\n'), "{e:?}: {m:?}");
+        if let Some(h) = e.help() {
+            assert!(
+                !h.is_empty() && !h.ends_with('.') && !h.contains('\n'),
+                "{e:?}: {h:?}"
+            );
+        }
+    }
+}
+
 /// All compile errors of one file, in source order once finished.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnostics {

@@ -156,6 +156,7 @@ impl Message for SyntaxError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::catalogue_checks::{assert_message_style, assert_one_example_each};
 
     /// The position of `e`'s variant in the catalogue. Exhaustive, so that
     /// a new variant must be listed here (and then in `one_of_each`).
@@ -250,39 +251,12 @@ mod tests {
 
     #[test]
     fn one_example_of_every_variant() {
-        let mut seen = [false; VARIANTS];
-        for e in one_of_each() {
-            let i = variant(&e);
-            assert!(!seen[i], "variant {i} listed twice: {e:?}");
-            seen[i] = true;
-        }
-        let missing: Vec<usize> = (0..VARIANTS).filter(|&i| !seen[i]).collect();
-        assert!(
-            missing.is_empty(),
-            "variants without an example: {missing:?}"
-        );
+        assert_one_example_each(one_of_each().iter().map(variant), VARIANTS);
     }
 
-    /// Every message (and help line) reads like the others: non-empty, a
-    /// lowercase first letter, no final period, one line.
     #[test]
     fn messages_follow_the_style() {
-        for e in one_of_each() {
-            let m = e.to_string();
-            let first = m.chars().next();
-            assert!(first.is_some_and(|c| !c.is_uppercase()), "{e:?}: {m:?}");
-            assert!(
-                !m.ends_with('.') && !m.ends_with(char::is_whitespace),
-                "{e:?}: {m:?}"
-            );
-            assert!(!m.contains('\n'), "{e:?}: {m:?}");
-            if let Some(h) = e.help() {
-                assert!(
-                    !h.is_empty() && !h.ends_with('.') && !h.contains('\n'),
-                    "{e:?}: {h:?}"
-                );
-            }
-        }
+        one_of_each().iter().for_each(assert_message_style);
     }
 
     #[test]
