@@ -17,19 +17,9 @@ fn cfg(workers: usize) -> Config {
     }
 }
 
-/// Counts live instances; a task holding one shows whether its future was dropped.
-struct Alive(Arc<AtomicUsize>);
-impl Alive {
-    fn new(c: &Arc<AtomicUsize>) -> Alive {
-        c.fetch_add(1, Ordering::SeqCst);
-        Alive(c.clone())
-    }
-}
-impl Drop for Alive {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+#[path = "support/alive.rs"]
+mod alive;
+use alive::Alive;
 
 #[test]
 fn main_returning_stops_blocked_and_busy_tasks_and_drops_them() {
