@@ -173,6 +173,16 @@ impl<'a, T> Locked<'a, T> {
     pub(crate) fn len(&self) -> usize {
         self.guard.len(&self.buf())
     }
+
+    /// Whether a send would not block now (`State::send_ready`).
+    fn send_ready(&self) -> bool {
+        self.guard.send_ready(&self.buf())
+    }
+
+    /// Whether a receive would not block now (`State::recv_ready`).
+    fn recv_ready(&self) -> bool {
+        self.guard.recv_ready(&self.buf())
+    }
 }
 
 impl<T> Deref for Locked<'_, T> {
@@ -321,6 +331,34 @@ impl<T: Send> Chan<T> {
     /// Values buffered now (`len(ch)`).
     pub fn len(&self) -> usize {
         self.lock().len()
+    }
+
+    /// Whether a send would not block now: the channel is closed (the
+    /// send would fail), a receiver waits, or the buffer has room. Reads
+    /// under the channel's lock and changes nothing; another thread may
+    /// change the answer at once, so it is exact only where one thread
+    /// runs every party (a single-threaded scheduler deciding which
+    /// `select` cases are ready, as `weft test` does).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft_chan::Chan;
+    ///
+    /// let ch = Chan::new(1);
+    /// assert!(ch.send_ready() && !ch.recv_ready());
+    /// ch.try_send(1).unwrap();
+    /// assert!(!ch.send_ready() && ch.recv_ready());
+    /// ```
+    pub fn send_ready(&self) -> bool {
+        self.lock().send_ready()
+    }
+
+    /// Whether a receive would not block now: a value is buffered, a
+    /// sender waits, or the channel is closed. Exact only where one thread
+    /// runs every party (see [`Chan::send_ready`]).
+    pub fn recv_ready(&self) -> bool {
+        self.lock().recv_ready()
     }
 
     /// True when nothing is buffered.

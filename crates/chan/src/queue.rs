@@ -102,6 +102,14 @@ impl<T, V> WaitQueue<T, V> {
         None
     }
 
+    /// True when some entry's party still waits (stale entries of parties
+    /// that finished elsewhere do not count).
+    pub(crate) fn has_live(&self) -> bool {
+        self.q
+            .iter()
+            .any(|e| e.w.as_ref().is_some_and(|w| w.cx.is_waiting()))
+    }
+
     /// Withdraws every entry of `cx`, whose party queued with `seq`;
     /// returns how many were here (0 when partners already popped them).
     pub(crate) fn remove(&mut self, seq: u64, cx: &Owned<T>) -> usize {

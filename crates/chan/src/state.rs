@@ -184,6 +184,18 @@ impl<T> State<T> {
         Ok(woken)
     }
 
+    /// Whether `send` would complete or fail now rather than report
+    /// `Full`: closed, a live receiver, or room in the buffer.
+    pub(crate) fn send_ready(&self, buf: &Buf<'_, T>) -> bool {
+        self.closed || self.recvq.has_live() || buf.len(self) < buf.cap
+    }
+
+    /// Whether `recv` would complete now rather than report `Empty`:
+    /// closed, a buffered value, or a live sender.
+    pub(crate) fn recv_ready(&self, buf: &Buf<'_, T>) -> bool {
+        self.closed || buf.len(self) > 0 || self.sendq.has_live()
+    }
+
     /// Values buffered now.
     pub(crate) fn len(&self, buf: &Buf<'_, T>) -> usize {
         buf.len(self)

@@ -306,6 +306,12 @@ impl<T> CxRef<T> {
         unsafe { self.ptr.as_ref() }
     }
 
+    /// True while the party still waits (no case chosen, not cancelled):
+    /// a partner could choose it now. Reads only; under the channel lock.
+    pub(crate) fn is_waiting(&self) -> bool {
+        self.cx().state.load(Ordering::Acquire) == WAITING
+    }
+
     /// Completes the chosen party (under the channel lock, after `choose`
     /// returned true for its entry): writes its outcome, takes its waker
     /// and marks it delivered, the last access to the context (invariant

@@ -506,3 +506,45 @@ fn many_withdrawals_from_long_queues_keep_fifo() {
     }
     assert_eq!(c.try_send(0), Err(TrySendError::Full(0)));
 }
+
+#[test]
+fn readiness_reads_without_changing_and_ignores_stale_entries() {
+    let (_, w) = counter();
+    // Buffered: room to send, a value to receive, closed is ready both ways.
+    let c = Chan::new(1);
+    assert!(c.send_ready() && !c.recv_ready());
+    c.try_send(1).unwrap();
+    assert!(!c.send_ready() && c.recv_ready());
+    assert_eq!(c.len(), 1, "asking changed nothing");
+    // Unbuffered: ready only with a party waiting.
+    let u: Chan<u32> = Chan::new(0);
+    assert!(!u.send_ready() && !u.recv_ready());
+    let mut slot = WaitSlot::new();
+    {
+        let mut r = u.recv_in(&mut slot);
+        assert!(poll_once(&mut r, &w).is_pending());
+        assert!(u.send_ready() && !u.recv_ready());
+    }
+    assert!(!u.send_ready(), "the dropped receive left");
+    // A select blocked on a and b fires through a: its entry still in b is
+    // stale until the select's owner removes it, and does not count.
+    let a: Chan<u32> = Chan::new(0);
+    let b: Chan<u32> = Chan::new(0);
+    let mut sel = Select::new();
+    sel.recv_ref(Some(&a));
+    sel.recv_ref(Some(&b));
+    let mut fut = sel.select(&mut fastrand::Rng::with_seed(1));
+    assert!(poll_once(&mut fut, &w).is_pending());
+    assert!(a.send_ready() && b.send_ready());
+    a.try_send(5).unwrap();
+    assert_eq!(b.queued(), (0, 1), "the stale entry is still there");
+    assert!(!b.send_ready(), "but its party no longer waits");
+    match poll_once(&mut fut, &w) {
+        Poll::Ready(s) => assert_eq!(s.outcome, Outcome::Received(Some(5))),
+        Poll::Pending => panic!("the select fired"),
+    }
+    drop(fut);
+    assert_eq!(b.queued(), (0, 0));
+    c.close().unwrap();
+    assert!(c.send_ready() && c.recv_ready());
+}

@@ -38,6 +38,16 @@ pub struct Program {
     pub entry: FuncId,
 }
 
+impl Program {
+    /// The function named `name` (a top-level function, not a go block).
+    pub fn func_id(&self, name: &str) -> Option<FuncId> {
+        self.funcs
+            .iter()
+            .position(|f| &*f.name == name)
+            .map(|i| i as FuncId)
+    }
+}
+
 /// One function (or one `go` block).
 pub struct Func {
     pub name: Arc<str>,
@@ -278,6 +288,10 @@ pub enum Instr {
     },
     /// The end of a function or go block without `return`.
     End,
+    /// A scheduling point (lowering for `weft test` only): the instruction
+    /// after it is an operation the controlled executor must see, which the
+    /// task announces first (docs/testing-programs.md).
+    Point,
     Jump {
         to: Pc,
     },
@@ -381,6 +395,28 @@ pub enum Instr {
 }
 
 impl Instr {
+    /// Whether lowering for `weft test` puts a `Point` before this
+    /// instruction: an operation on a channel or the output, a task start,
+    /// a channel's creation (channels are numbered there), or a value the
+    /// run's decisions give (`rand`, `perm`). `len` of a channel gets one
+    /// too, placed by the lowering (the type tells).
+    pub fn needs_point(&self) -> bool {
+        matches!(
+            self,
+            Instr::Send { .. }
+                | Instr::Recv { .. }
+                | Instr::Close { .. }
+                | Instr::Select { .. }
+                | Instr::Go { .. }
+                | Instr::GoCall { .. }
+                | Instr::Print { .. }
+                | Instr::MakeChan { .. }
+                | Instr::After { .. }
+                | Instr::Rand { .. }
+                | Instr::Perm { .. }
+        )
+    }
+
     /// The slot of an instruction's single result, if it has exactly one
     /// and computes it from its inputs before writing (so the result may be
     /// redirected to another slot).

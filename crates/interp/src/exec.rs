@@ -34,7 +34,7 @@ use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
 use weft_rt::memlimit::{Ceiling, OutOfMemory};
 use weft_rt::{self as runtime, TaskEnd};
 
-use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot, TensorOp};
+use super::code::{Func, FuncId, Instr, IntOp, Pc, Program, SelCase, Slot, TensorOp};
 use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
@@ -67,7 +67,7 @@ pub(super) const TIMER_BYTES: usize = 128;
 /// function, so the hot loop's state lives in registers, not in the task's
 /// future.
 pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
-    let prog = &sh.prog;
+    let prog: &Program = &sh.prog;
     let TaskState {
         stack,
         frames,
@@ -504,6 +504,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Rand { n, out } => rare!(rand(fs, rng, f, at, *n, *out)),
             Instr::Perm { n, out } => rare!(perm(sh.mem, fs, rng, f, at, *n, *out)),
             Instr::Tensor { op, ins, .. } => break 'run tensor(fs, *op, ins, at),
+            Instr::Point => break 'run Wait::Point { at },
         }
     };
     *pc_out = pc;
@@ -603,7 +604,7 @@ fn assert_failed(f: &Func, at: usize, msg: &Value) -> Wait {
 /// here, as Go allocates it here (the channel grows a buffer above
 /// `weft_chan`'s ring size as values arrive, without further checks).
 #[inline(never)]
-fn make_chan(
+pub(super) fn make_chan(
     mem: Ceiling,
     fs: &mut [Value],
     f: &Func,
@@ -679,7 +680,7 @@ fn select_now(
 /// `after(ms)`: a channel of capacity 1 that the runtime sends `int(ms)` on
 /// when the timer fires (at once for a negative `ms`, as Go's timers do).
 #[inline(never)]
-fn after(
+pub(super) fn after(
     sh: &Shared,
     fs: &mut [Value],
     f: &Func,
@@ -818,7 +819,7 @@ fn to_str(mem: Ceiling, v: &Value) -> Result<Value, RuntimeError> {
 
 /// `rand(n)`: an int in `[0, n)`.
 #[inline(never)]
-fn rand(
+pub(super) fn rand(
     fs: &mut [Value],
     rng: &mut fastrand::Rng,
     f: &Func,
@@ -839,7 +840,7 @@ fn rand(
 
 /// `perm(n)`: the ints `[0, n)` shuffled.
 #[inline(never)]
-fn perm(
+pub(super) fn perm(
     mem: Ceiling,
     fs: &mut [Value],
     rng: &mut fastrand::Rng,

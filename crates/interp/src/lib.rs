@@ -25,7 +25,8 @@
 //! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output` |
 //! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
 //! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `frame`, `state`, `complete` |
-//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `state`, `complete`, `exec` |
+//! | `control.rs`      | the test-mode half: scheduling points of a controlled run (`weft test`), its `select`, `rand`, `perm` | `code`, `value`, `error`, `state`, `complete`, `exec` |
+//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `state`, `complete`, `exec`, `control` |
 //! | `report.rs`       | `RunOutcome`, and its stderr text and exit code          | `error`                    |
 //! | `lib.rs`          | `run_program`: verify, lower, run; the public API        | everything                 |
 //!
@@ -37,6 +38,7 @@
 
 mod code;
 mod complete;
+mod control;
 mod error;
 mod exec;
 mod fmt_float;
@@ -54,24 +56,26 @@ mod task;
 mod tensor_ops;
 mod value;
 
+use std::cell::RefCell;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use weft_chan::loom::Mutex;
 use weft_ir::pb::ProgramDesc;
 
 use weft_rt::memlimit::Ceiling;
-use weft_rt::{self as runtime, Runtime};
+use weft_rt::{self as runtime, Chooser, ControlConfig, ControlRun, Runtime, SrcLoc};
 
 pub use code::Program;
 pub use error::{InternalError, RuntimeError, SliceBounds};
 pub use fmt_float::format_float;
-pub use lower::{lower, LowerError};
+pub use lower::{lower, lower_for_tests, LowerError};
 pub use report::{render_outcome, Report, RunOutcome, EXIT_INTERNAL};
 pub use value::{Ty, Value};
 
 use output::Output;
-use state::{InternalFailure, Shared};
+use state::{InternalFailure, Shared, TestState};
 
 /// How to run a program.
 #[derive(Clone, Debug)]
@@ -149,7 +153,7 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
     let args = Value::list(cfg.args.iter().map(|a| Value::str(a)).collect());
     let entry = program.entry;
     let sh = Arc::new(Shared {
-        prog: program,
+        prog: Arc::new(program),
         out,
         args,
         seed: cfg.seed,
@@ -158,6 +162,7 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         internal: Mutex::new(None),
         mem: Ceiling::new(cfg.max_memory),
         task_bytes: task::task_bytes(),
+        test: None,
     });
     let rt = Runtime::new(runtime::Config {
         workers: cfg.workers.max(1),
@@ -179,6 +184,102 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
     };
     let output = std::mem::take(&mut *capture.lock());
     Ok(RunResult { outcome, output })
+}
+
+/// How to run one schedule of a test (`weft test`).
+#[derive(Clone, Debug, Default)]
+pub struct TestConfig {
+    /// Where to write a Chrome trace of the run (on the virtual clock).
+    pub trace: Option<PathBuf>,
+    /// The most tasks that may exist at once (None: no limit).
+    pub max_tasks: Option<usize>,
+    /// The memory ceiling in bytes (None: none), as `RunConfig::max_memory`.
+    pub max_memory: Option<usize>,
+    /// The runtime's limits on a controlled run (its step budget).
+    pub limits: ControlConfig,
+}
+
+/// One schedule of a test: how the controlled run went, and what the
+/// program printed.
+#[derive(Debug)]
+pub struct TestRun {
+    /// The run: how it ended, every step, its preemptions.
+    pub run: ControlRun,
+    /// Everything the test printed, in order.
+    pub output: Vec<u8>,
+    /// Where each channel was made, by number (channel `n` at `n - 1`).
+    pub chans: Vec<SrcLoc>,
+    /// An engine bug met during the run (reported as what it is).
+    pub internal: Option<RunOutcome>,
+}
+
+/// Runs test function `test` of `program` (lowered with `lower_for_tests`)
+/// once, as task 1 of a controlled run whose every decision `chooser`
+/// makes (docs/testing-programs.md). Output is captured.
+pub fn run_test(
+    program: &Arc<Program>,
+    test: code::FuncId,
+    cfg: &TestConfig,
+    chooser: Rc<RefCell<dyn Chooser>>,
+) -> TestRun {
+    let capture = Arc::new(Mutex::new(Vec::new()));
+    let sh = Arc::new(Shared {
+        prog: program.clone(),
+        out: Output::Capture(capture.clone()),
+        args: Value::list(Vec::new()),
+        seed: 0,
+        int_ty: Arc::new(Ty::Int),
+        spawn: task::task,
+        internal: Mutex::new(None),
+        mem: Ceiling::new(cfg.max_memory),
+        task_bytes: task::task_bytes(),
+        test: Some(TestState::default()),
+    });
+    let rt = Runtime::new(runtime::Config {
+        workers: 1,
+        seed: 0,
+        trace: cfg.trace.clone(),
+        max_tasks: cfg.max_tasks,
+    })
+    .with_wait_sites({
+        let sh = sh.clone();
+        Arc::new(move |site| state::site_loc(&sh.prog, site))
+    });
+    let run = rt.run_controlled(
+        task::task(sh.clone(), test, Vec::new()),
+        chooser,
+        &cfg.limits,
+    );
+    let internal = sh
+        .internal
+        .lock()
+        .take()
+        .map(|InternalFailure { task, error, loc }| RunOutcome::Internal { task, error, loc });
+    let chans = sh
+        .test
+        .as_ref()
+        .map(|t| {
+            let mut c = t.chans.lock();
+            c.by_id.clear();
+            std::mem::take(&mut c.made)
+                .into_iter()
+                .map(|(_, loc)| loc)
+                .collect()
+        })
+        .unwrap_or_default();
+    let output = std::mem::take(&mut *capture.lock());
+    TestRun {
+        run,
+        output,
+        chans,
+        internal,
+    }
+}
+
+/// The source location of a site of a controlled run's step
+/// (`weft_rt::Op::site`) in `program`.
+pub fn site_location(program: &Program, site: u64) -> SrcLoc {
+    state::site_loc(program, site)
 }
 
 #[cfg(test)]

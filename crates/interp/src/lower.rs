@@ -40,7 +40,21 @@ pub use super::lower_emit::LowerError;
 
 /// Lowers a whole program.
 pub fn lower(prog: &pb::ProgramDesc) -> Result<Program, LowerError> {
+    lower_with(prog, false)
+}
+
+/// Lowers a whole program for `weft test`: as `lower`, plus a `Point`
+/// before every operation the controlled executor must see (channel
+/// operations, `select`, `go`, `print`, channel creation, `rand`, `perm`;
+/// see `Instr::needs_point`). Every function may be a test's entry
+/// (`Program::func_id`).
+pub fn lower_for_tests(prog: &pb::ProgramDesc) -> Result<Program, LowerError> {
+    lower_with(prog, true)
+}
+
+fn lower_with(prog: &pb::ProgramDesc, points: bool) -> Result<Program, LowerError> {
     let mut cx = Cx::new(prog)?;
+    cx.points = points;
     let n = prog.functions.len();
     let mut funcs: Vec<Func> = Vec::with_capacity(n);
     let mut extra: Vec<Func> = Vec::new();

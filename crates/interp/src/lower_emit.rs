@@ -55,6 +55,9 @@ pub(super) struct Cx<'p> {
     pub structs: Vec<StructInfo>,
     pub func_ids: HashMap<&'p str, FuncId>,
     files: HashMap<String, Arc<str>>,
+    /// Lowering for `weft test`: a `Point` goes before every operation the
+    /// controlled executor must see (`Instr::needs_point`).
+    pub points: bool,
 }
 
 /// A function's variables: name to slot and type.
@@ -90,6 +93,7 @@ impl<'p> Cx<'p> {
             structs: Vec::new(),
             func_ids: HashMap::new(),
             files: HashMap::new(),
+            points: false,
         };
         let mut structs = Vec::with_capacity(prog.structs.len());
         for s in &prog.structs {
@@ -260,9 +264,23 @@ impl<'a, 'p> Emitter<'a, 'p> {
                 None => self.cx.loc(None),
             },
         };
+        if self.cx.points && i.needs_point() {
+            self.code.push(Instr::Point);
+            self.locs.push(loc.clone());
+        }
         self.code.push(i);
         self.locs.push(loc);
         self.code.len() - 1
+    }
+
+    /// Appends a `Point` (lowering for `weft test` only): for an
+    /// instruction `needs_point` cannot judge alone (`len` of a channel).
+    pub fn point_here(&mut self, op: &pb::OpDesc) {
+        if self.cx.points {
+            let loc = self.cx.loc(op.loc.as_ref());
+            self.code.push(Instr::Point);
+            self.locs.push(loc);
+        }
     }
 
     pub fn patch(&mut self, at: usize, target: usize) {

@@ -126,10 +126,15 @@ impl<'p> Emitter<'_, 'p> {
                 elems: self.ins_slots(op, "Elems")?,
                 out: self.out1(op, "Out")?,
             },
-            "len" => Instr::Len {
-                x: self.in1(op, "X")?,
-                out: self.out1(op, "Out")?,
-            },
+            "len" => {
+                if matches!(self.in_ty(op, "X")?, Ty::Chan(_)) {
+                    self.point_here(op);
+                }
+                Instr::Len {
+                    x: self.in1(op, "X")?,
+                    out: self.out1(op, "Out")?,
+                }
+            }
             "cap" => Instr::Cap {
                 x: self.in1(op, "X")?,
                 out: self.out1(op, "Out")?,

@@ -37,7 +37,8 @@ pub(super) type SpawnFn = fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>) -> TaskFut
 
 /// What every task of a run shares.
 pub(super) struct Shared {
-    pub prog: Program,
+    /// Shared by every run of a test (`weft test` runs a program many times).
+    pub prog: Arc<Program>,
     pub out: Output,
     /// `args()`: the program's arguments as a `[]string` value.
     pub args: Value,
@@ -56,6 +57,40 @@ pub(super) struct Shared {
     /// The bytes a new task takes before its stack: its future and the
     /// runtime's record of it (`task::task_bytes`).
     pub task_bytes: usize,
+    /// A controlled run of `weft test` (`control.rs`): the channels made so
+    /// far, numbered; `None` in an ordinary run.
+    pub test: Option<TestState>,
+}
+
+/// What a controlled run (`weft test`) keeps beside the program: the
+/// channels made so far, numbered from 1 in creation order (the objects of
+/// the controlled executor's operations), with where each was made.
+#[derive(Default)]
+pub(super) struct TestState {
+    pub chans: Mutex<Chans>,
+}
+
+/// The channels of a controlled run. Each is kept alive until the run ends,
+/// so that its address (`Chan::id`) is never reused for another channel.
+#[derive(Default)]
+pub(super) struct Chans {
+    pub by_id: std::collections::HashMap<usize, u64>,
+    pub made: Vec<(weft_chan::Chan<Value>, SrcLoc)>,
+}
+
+impl TestState {
+    /// The number of channel `c`; a channel not seen yet gets the next one
+    /// (made at `loc`).
+    pub(super) fn chan_number(&self, c: &weft_chan::Chan<Value>, loc: &SrcLoc) -> u64 {
+        let mut t = self.chans.lock();
+        if let Some(&n) = t.by_id.get(&c.id()) {
+            return n;
+        }
+        t.made.push((c.clone(), loc.clone()));
+        let n = t.made.len() as u64;
+        t.by_id.insert(c.id(), n);
+        n
+    }
 }
 
 /// An engine bug, where it happened.
@@ -138,6 +173,10 @@ pub(super) enum Wait {
     End(TaskEnd),
     Fail(Failure),
     Yield,
+    /// A scheduling point before the instruction after `at` (`weft test`).
+    Point {
+        at: usize,
+    },
     Nil {
         at: usize,
     },
@@ -233,7 +272,7 @@ const SITE_PC_BITS: u32 = 28;
 
 /// The site number of instruction `at` of function `func`, if it fits.
 #[inline]
-fn site_of(func: FuncId, at: usize) -> Option<u64> {
+pub(super) fn site_of(func: FuncId, at: usize) -> Option<u64> {
     let (func, at) = (u64::from(func), at as u64);
     (at < 1 << SITE_PC_BITS && func < 1 << (56 - SITE_PC_BITS)).then_some(func << SITE_PC_BITS | at)
 }

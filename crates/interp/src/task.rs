@@ -16,14 +16,15 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use weft_chan::{select_on, Chan, WaitSlot};
-use weft_rt::{self as runtime, TaskEnd, WaitKind};
+use weft_rt::{self as runtime, Op, OpKind, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
 
 use super::code::{FuncId, Instr, Program, Slot};
 use super::complete::{complete_recv, complete_select, FrameCases};
+use super::control;
 use super::error::{InternalError, RuntimeError};
 use super::exec::{step, TIMER_BYTES};
-use super::state::{mix, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
+use super::state::{mix, site_of, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
 use super::tensor_ops;
 use super::value::Value;
 
@@ -114,7 +115,24 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
         match step(&sh, &mut st) {
             Wait::End(end) => return end,
             Wait::Fail(f) => return sh.end_failed(f),
-            Wait::Yield => runtime::yield_now().await,
+            Wait::Yield => {
+                if sh.test.is_some() {
+                    // A controlled run's preemption point: where the task is.
+                    let site = site_of(st.cur, st.pc).unwrap_or(0);
+                    runtime::sched_point(Op::local(OpKind::Yield, site)).await;
+                } else {
+                    runtime::yield_now().await;
+                }
+            }
+            Wait::Point { at } => match control::point(&sh, &mut st, at, &mut slot).await {
+                Ok(None) => {}
+                Ok(Some(t)) => {
+                    if let Err(e) = wait_ready(&t).await {
+                        return sh.end_failed(st.failure(prog, at + 1, e));
+                    }
+                }
+                Err(f) => return sh.end_failed(f),
+            },
             Wait::Nil { at } => {
                 st.record_wait(prog, WaitKind::NilChan, at);
                 std::future::pending::<()>().await;

@@ -90,17 +90,83 @@ pub fn analyze(file: &str, src: &str) -> Result<(ast::File, check::Info), Diagno
 }
 
 fn analyze_here(file: &str, src: &str) -> Result<(ast::File, check::Info), Diagnostics> {
+    analyze_as(file, src, false)
+}
+
+fn analyze_as(file: &str, src: &str, tests: bool) -> Result<(ast::File, check::Info), Diagnostics> {
     let (tree, mut diags) = parse_here(file, src);
     if !diags.is_empty() {
         return Err(diags);
     }
-    let info = check::check_file(&tree, src, &mut diags);
+    let info = check::check_file_as(&tree, src, &mut diags, tests);
     if diags.is_empty() {
         Ok((tree, info))
     } else {
         diags.sort();
         Err(diags)
     }
+}
+
+/// A file compiled for `weft test` (docs/language.md, "Testing programs").
+#[derive(Debug)]
+pub struct TestFile {
+    /// The tests: top-level functions named `test_...` with no parameters
+    /// and no result, in source order.
+    pub tests: Vec<String>,
+    /// The verified program (entry `main`, or the first test); `None` when
+    /// there are no tests.
+    pub program: Option<weft_ir::ProgramDesc>,
+}
+
+/// Compiles `src` for `weft test`: as `compile`, except that `main` is not
+/// required. Returns every error, or the program and its tests.
+pub fn compile_tests(file: &str, src: &str) -> Result<TestFile, Diagnostics> {
+    with_stack(|| {
+        let (tree, info) = analyze_as(file, src, true)?;
+        let tests: Vec<String> = tree
+            .decls
+            .iter()
+            .filter_map(|d| match d {
+                ast::Decl::Func(f)
+                    if f.name.name.starts_with("test_")
+                        && f.params.is_empty()
+                        && f.result.is_none() =>
+                {
+                    Some(f.name.name.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        let has_main = tree
+            .decls
+            .iter()
+            .any(|d| matches!(d, ast::Decl::Func(f) if f.name.name == "main"));
+        let Some(first) = tests.first().cloned() else {
+            return Ok(TestFile {
+                tests,
+                program: None,
+            });
+        };
+        let mut program = lower::lower_consuming(file, src, tree, &info);
+        drop(info);
+        if !has_main {
+            program.entry = first;
+        }
+        if let Err(e) = weft_ir::verify(&program) {
+            let mut d = Diagnostics::new(file);
+            d.report(
+                Span::new(0, 0),
+                &check::CheckError::LoweringInvalid {
+                    error: e.to_string(),
+                },
+            );
+            return Err(d);
+        }
+        Ok(TestFile {
+            tests,
+            program: Some(program),
+        })
+    })
 }
 
 /// Compiles `src` to a verified IR program, or returns every error.

@@ -22,6 +22,7 @@ use std::task::{Context, Poll};
 use crossbeam_deque::Worker;
 
 use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
+use super::choice::ControlState;
 use super::shared::{Shared, Task};
 use super::task::Schedule;
 use super::trace::{Event, Kind};
@@ -60,6 +61,9 @@ pub(crate) struct Ctx {
     pub tick: Cell<u32>,
     /// Trace buffer; `None` when tracing is off.
     pub trace: Option<RefCell<Vec<Event>>>,
+    /// The decision source and per-run state of a controlled run
+    /// (`control.rs`); `None` in an ordinary run.
+    pub control: Option<Rc<ControlState>>,
 }
 
 thread_local! {
@@ -150,6 +154,7 @@ impl Ctx {
             rng: RefCell::new(rng),
             tick: Cell::new(0),
             trace,
+            control: None,
         }
     }
 

@@ -6,6 +6,9 @@
 //! | file            | concern |
 //! |-----------------|---------|
 //! | `api.rs`        | public types: `Config`, `SrcLoc`, `WaitKind`, `TaskEnd`, `RunOutcome`, `SpawnError` |
+//! | `choice.rs`     | the decision stream of a controlled run: `Op`, `SchedPoint`, the `Chooser` trait, `StepRec` |
+//! | `control.rs`    | the controlled executor of `weft test`: one thread, every decision from a `Chooser`, virtual time; `sched_point`, `choose`, `delay_until` |
+//! | `explore/`      | strategies over the controlled executor: schedule 0, random walk, PCT, select enforcement, DPOR; replay tokens |
 //! | `context.rs`    | the worker thread-local; `spawn`, `set_wait`, `yield_now`, `release_lifo`, `trace_span`, `set_task_name`, ...; wake routing (`Schedule for Shared`) |
 //! | `time.rs`       | `sleep`, `after`, `now_ms`, `register_io` (through `netpoll`) |
 //! | `task.rs`       | a task: number, future, wait reason; `Arc<Task<S>>` is its waker; the `Schedule` trait |
@@ -28,6 +31,7 @@
 //! | module | may import |
 //! |--------|------------|
 //! | `api`, `memlimit` | nothing of the crate |
+//! | `choice` | nothing of the crate |
 //! | `netpoll` | its own submodules |
 //! | `state`, `idle`, `trace` | nothing of the crate |
 //! | `wait` | `api` |
@@ -35,9 +39,11 @@
 //! | `task` | `api`, `state` |
 //! | `registry` | `task` |
 //! | `shared` | `api`, `idle`, `park`, `registry`, `task`, `trace`, `wait`, `netpoll` |
-//! | `context` | `api`, `shared`, `task`, `trace`, `wait` |
+//! | `context` | `api`, `choice`, `shared`, `task`, `trace`, `wait` |
 //! | `worker` | `api`, `context`, `idle`, `registry`, `shared`, `task` |
 //! | `time` | `context`, `shared`, `netpoll` |
+//! | `control` | `api`, `choice`, `context`, `idle`, `registry`, `shared`, `task`, `trace`, `wait`, `worker`, `netpoll` |
+//! | `explore` | `api`, `choice`, `control` |
 //! | `lib.rs` | everything |
 //!
 //! The lower modules (`state`, `wait`, `trace`, `idle`, `park`, `task`,
@@ -59,7 +65,10 @@
 //! task, no pending timer, I/O wait or external hold).
 
 mod api;
+mod choice;
 mod context;
+mod control;
+pub mod explore;
 mod idle;
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -82,9 +91,14 @@ use std::sync::Arc;
 use crossbeam_deque::Worker;
 
 pub use api::{BlockedTask, Config, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
+pub use choice::{Chooser, Objects, Op, OpKind, PickKind, Ready, SchedPoint, StepRec, STDOUT};
 pub use context::{
     clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_task_name,
     set_wait, set_wait_site, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
+};
+pub use control::{
+    choose, choose_word, controlled, delay_until, made, prefer_case, sched_point, ControlConfig,
+    ControlEnd, ControlRun, DelayUntil, Leak,
 };
 pub use time::{after, now_ms, register_io, sleep};
 pub use wait::SiteResolver;
@@ -193,6 +207,25 @@ impl Runtime {
             });
         }
         shared.take_outcome().unwrap_or(RunOutcome::Returned)
+    }
+
+    /// Runs `main` as task 1 of a controlled run (`control.rs`, the
+    /// executor of `weft test`): this thread runs every task, `chooser`
+    /// makes every decision, time is virtual. Returns how the run ended and
+    /// every step it took.
+    pub fn run_controlled<F: Future<Output = TaskEnd> + Send + 'static>(
+        &self,
+        main: F,
+        chooser: Rc<std::cell::RefCell<dyn Chooser>>,
+        limits: &ControlConfig,
+    ) -> ControlRun {
+        control::run_controlled(
+            &self.cfg,
+            self.sites.clone(),
+            Box::pin(main),
+            chooser,
+            limits,
+        )
     }
 
     /// Why the last run's trace file could not be written, if it could not.

@@ -35,7 +35,7 @@ pub fn after(d: Duration, f: impl FnOnce() + Send + 'static) {
 
 /// Milliseconds since the run started (0 outside a runtime).
 pub fn now_ms() -> f64 {
-    with_ctx(|ctx| ctx.shared.driver.now() as f64 / 1e6).unwrap_or(0.0)
+    with_ctx(|ctx| ctx.shared.driver.time() as f64 / 1e6).unwrap_or(0.0)
 }
 
 /// Registers an I/O source (a mio socket, pipe, ...) with the run's poller.

@@ -113,6 +113,16 @@ impl Sites {
         pack(kind, i, true)
     }
 
+    /// The location of a site given to `set_wait_site` (or carried by a
+    /// controlled run's operation): the resolver's answer, `?:0:0` without
+    /// one.
+    pub fn site_loc(&self, site: u64) -> SrcLoc {
+        match &self.resolver {
+            Some(r) => r(site),
+            None => SrcLoc::new("?", 0, 0),
+        }
+    }
+
     /// The kind and location of a nonzero word; `None` for 0 or a word
     /// this table did not make.
     pub fn resolve(&self, word: u64) -> Option<(WaitKind, SrcLoc)> {

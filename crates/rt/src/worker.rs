@@ -182,55 +182,9 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     if !task.state.start_running() {
         return;
     }
-    ctx.budget.set(PREEMPT_BUDGET);
-    let t0 = if ctx.trace.is_some() {
-        shared.driver.now()
-    } else {
-        0
-    };
-    let id = task.id;
-    // The task sits in `current` during the poll (set_wait and friends read
-    // it); only shared borrows of `current` are taken until it is taken back.
-    ctx.wait_published
-        .set(task.wait.load(Ordering::Relaxed) != 0);
-    *ctx.current.borrow_mut() = Some(task);
-    let res = {
-        let current = ctx.current.borrow();
-        let Some(task) = current.as_ref() else { return };
-        let poll = |body: &mut Body| {
-            let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
-            let mut cx = Context::from_waker(waker);
-            let res = match body.future.as_mut() {
-                Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
-                    Ok(p) => p,
-                    Err(payload) => Poll::Ready(TaskEnd::Panic {
-                        msg: panic_message(&payload),
-                        loc: runtime_loc(),
-                    }),
-                },
-                None => Poll::Ready(TaskEnd::Returned),
-            };
-            // A finished future is dropped outside the body (see below).
-            let done = if res.is_ready() {
-                Some((body.future.take(), body.waker.take()))
-            } else {
-                None
-            };
-            (res, done)
-        };
-        // SAFETY: `start_running` moved the state to RUNNING above and it
-        // stays so until `stop_running` or `finish` below, so this worker
-        // owns the body (`task.rs`). The future cannot reach its own body:
-        // its waker only changes the state and queues the task.
-        let (res, done) = unsafe { task.with_body(poll) };
-        drop(done);
-        res
-    };
-    let Some(task) = ctx.current.borrow_mut().take() else {
+    let Some((task, res, wait)) = poll_running(ctx, task) else {
         return;
     };
-    let wait = ctx.wait.replace(0);
-    ctx.trace_event("run".into(), "run", t0, id);
     match res {
         Poll::Pending => {
             // Register while the task is still ours (RUNNING): once IDLE,
@@ -264,6 +218,64 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
             }
         }
     }
+}
+
+/// Polls `task`, which the caller moved to RUNNING, once with the task in
+/// `ctx.current`; returns the task, the poll's result and the wait word the
+/// poll recorded (`set_wait`), or `None` if the task left `current` (it
+/// never does). The state is still RUNNING: the caller moves it on. Shared
+/// by the worker loop and the controlled executor (`control.rs`).
+#[inline(always)]
+pub(crate) fn poll_running(ctx: &Ctx, task: Arc<Task>) -> Option<(Arc<Task>, Poll<TaskEnd>, u64)> {
+    let shared = &ctx.shared;
+    ctx.budget.set(PREEMPT_BUDGET);
+    let t0 = if ctx.trace.is_some() {
+        shared.driver.now()
+    } else {
+        0
+    };
+    let id = task.id;
+    // The task sits in `current` during the poll (set_wait and friends read
+    // it); only shared borrows of `current` are taken until it is taken back.
+    ctx.wait_published
+        .set(task.wait.load(Ordering::Relaxed) != 0);
+    *ctx.current.borrow_mut() = Some(task);
+    let res = {
+        let current = ctx.current.borrow();
+        let task = current.as_ref()?;
+        let poll = |body: &mut Body| {
+            let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
+            let mut cx = Context::from_waker(waker);
+            let res = match body.future.as_mut() {
+                Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+                    Ok(p) => p,
+                    Err(payload) => Poll::Ready(TaskEnd::Panic {
+                        msg: panic_message(&payload),
+                        loc: runtime_loc(),
+                    }),
+                },
+                None => Poll::Ready(TaskEnd::Returned),
+            };
+            // A finished future is dropped outside the body (see below).
+            let done = if res.is_ready() {
+                Some((body.future.take(), body.waker.take()))
+            } else {
+                None
+            };
+            (res, done)
+        };
+        // SAFETY: the caller's `start_running` moved the state to RUNNING
+        // and it stays so until the caller's `stop_running` or `finish`, so
+        // this worker owns the body (`task.rs`). The future cannot reach its own body:
+        // its waker only changes the state and queues the task.
+        let (res, done) = unsafe { task.with_body(poll) };
+        drop(done);
+        res
+    };
+    let task = ctx.current.borrow_mut().take()?;
+    let wait = ctx.wait.replace(0);
+    ctx.trace_event("run".into(), "run", t0, id);
+    Some((task, res, wait))
 }
 
 fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {

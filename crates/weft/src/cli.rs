@@ -1,5 +1,6 @@
-//! The `weft` command line: argument parsing (clap) and the four commands of
-//! docs/language.md, "Errors and exit codes" (`run`, `check`, `build`, `dump`) plus `trace`.
+//! The `weft` command line: argument parsing (clap) and the commands of
+//! docs/language.md, "Errors and exit codes" (`run`, `check`, `build`,
+//! `dump`, `test`; `test` is `testing.rs`) plus `trace`.
 //!
 //! Exit codes: 0 success (and `--help`, `--version`); 1 the program does not
 //! compile or a file cannot be read or written; 2 a runtime panic or
@@ -54,6 +55,8 @@ pub enum Command {
     Dump(FileArg),
     /// Draw a `--trace` timeline as an SVG picture.
     Trace(TraceArgs),
+    /// Run the `test_` functions of a `.weft` file under many schedules.
+    Test(crate::testing::TestArgs),
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +142,16 @@ pub fn main_with(cli: Cli) -> i32 {
             Ok(prog) => run(&prog, &a),
             Err(code) => code,
         },
+        Command::Test(a) => match crate::testing::check_flags(&a) {
+            Err(crate::testing::Usage(msg)) => {
+                eprintln!("weft: {msg}");
+                EXIT_USAGE
+            }
+            Ok(flags) => match read_source(&a.file) {
+                Ok(src) => crate::testing::test(&a, flags, &src),
+                Err(code) => code,
+            },
+        },
     }
 }
 
@@ -217,6 +230,18 @@ fn check(path: &Path) -> Result<(), i32> {
         Loaded::Source { shown, src } => {
             weft_lang::check(&shown, &src).map_err(|diags| report(&diags, &src))
         }
+    }
+}
+
+/// Reads FILE as source text (`weft test`); a compiled program is refused.
+/// Errors are printed; the exit code is returned.
+fn read_source(path: &Path) -> Result<String, i32> {
+    match read(path)? {
+        Loaded::Source { src, .. } => Ok(src),
+        Loaded::Program(_) => Err(fail(format!(
+            "{}: weft test needs a .weft source file, not a compiled program",
+            path.display()
+        ))),
     }
 }
 

@@ -1,6 +1,8 @@
-//! The `weft` command line (`cli.rs`); `weft trace` draws with `tracesvg.rs`.
+//! The `weft` command line (`cli.rs`); `weft test` is `testing.rs`, and
+//! `weft trace` draws with `tracesvg.rs`.
 
 mod cli;
+mod testing;
 mod tracesvg;
 
 /// Counts allocated bytes so `weft run --max-memory` can stop a program

@@ -148,10 +148,19 @@ pub(crate) struct Checker<'a> {
     result: Option<Ty>,
     in_go: bool,
     func: FuncId,
+    /// Checking for `weft test`: `main` is not required.
+    tests: bool,
 }
 
 /// Checks `file`, reporting errors into `diags`; returns what lowering needs.
 pub fn check_file(file: &File, src: &str, diags: &mut Diagnostics) -> Info {
+    check_file_as(file, src, diags, false)
+}
+
+/// Checks `file` as `check_file`; with `tests` (a file for `weft test`,
+/// docs/language.md) a missing `main` is no error (a `main` that is there
+/// is still checked).
+pub fn check_file_as(file: &File, src: &str, diags: &mut Diagnostics, tests: bool) -> Info {
     let mut c = Checker {
         src,
         diags,
@@ -170,6 +179,7 @@ pub fn check_file(file: &File, src: &str, diags: &mut Diagnostics) -> Info {
         result: None,
         in_go: false,
         func: 0,
+        tests,
     };
     c.file(file);
     c.info
@@ -317,6 +327,7 @@ impl<'a> Checker<'a> {
                     self.error(span, CheckError::MainSignature);
                 }
             }
+            _ if self.tests => {}
             _ if file.decls.is_empty() => {
                 self.error(Span::new(0, 0), CheckError::EmptyProgram);
             }

@@ -36,6 +36,9 @@ const NOT_SLEEPING: u64 = 0;
 /// The poller and timers of one run.
 pub struct Driver {
     start: Instant,
+    /// The virtual clock of a controlled run (`control.rs`); `None`: the
+    /// real one.
+    virt: Option<VirtualClock>,
     poll: Mutex<PollState>,
     waker: Waker,
     /// Deadline (ns) the waiter sleeps towards; `NO_DEADLINE` for "forever",
@@ -43,6 +46,13 @@ pub struct Driver {
     sleeping_until: AtomicU64,
     pub timers: Timers,
     pub io: std::sync::Arc<IoRegistry>,
+}
+
+/// A controlled run's clock: the program's time (`time`) and the steps
+/// taken (`ticks`, for the trace clock).
+struct VirtualClock {
+    time: AtomicU64,
+    ticks: AtomicU64,
 }
 
 struct PollState {
@@ -53,11 +63,25 @@ struct PollState {
 impl Driver {
     /// Opens an epoll instance and its waker.
     pub fn new() -> stdio::Result<Driver> {
+        Driver::with_clock(None)
+    }
+
+    /// A driver whose clock is virtual (a controlled run): it stands still
+    /// until `advance_to` moves it to a timer's deadline.
+    pub fn new_virtual() -> stdio::Result<Driver> {
+        Driver::with_clock(Some(VirtualClock {
+            time: AtomicU64::new(0),
+            ticks: AtomicU64::new(0),
+        }))
+    }
+
+    fn with_clock(virt: Option<VirtualClock>) -> stdio::Result<Driver> {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER_TOKEN)?;
         let io = std::sync::Arc::new(IoRegistry::new(poll.registry().try_clone()?));
         Ok(Driver {
             start: Instant::now(),
+            virt,
             poll: Mutex::new(PollState {
                 poll,
                 events: Events::with_capacity(256),
@@ -69,15 +93,51 @@ impl Driver {
         })
     }
 
-    /// Nanoseconds since the driver was created (the run's clock).
+    /// Nanoseconds since the driver was created: the clock of the trace.
+    /// With a virtual clock, its time plus one microsecond per step the
+    /// controlled run took (`tick`), so that a trace's spans have lengths.
     pub fn now(&self) -> u64 {
+        match &self.virt {
+            None => self.real_now(),
+            Some(v) => v
+                .time
+                .load(Ordering::Relaxed)
+                .saturating_add(v.ticks.load(Ordering::Relaxed).saturating_mul(1000)),
+        }
+    }
+
+    /// The program's clock (timers, `now()`), in nanoseconds: the real one,
+    /// or a virtual clock that moves only in `advance_to`.
+    pub fn time(&self) -> u64 {
+        match &self.virt {
+            None => self.real_now(),
+            Some(v) => v.time.load(Ordering::Relaxed),
+        }
+    }
+
+    fn real_now(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Moves a virtual clock forward to `t` (never back); nothing for the
+    /// real clock.
+    pub fn advance_to(&self, t: u64) {
+        if let Some(v) = &self.virt {
+            v.time.fetch_max(t, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts one step of a controlled run on the trace clock (`now`).
+    pub fn tick(&self) {
+        if let Some(v) = &self.virt {
+            v.ticks.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Adds a timer `after` from now; wakes the poller's waiter if needed.
     pub fn add_timer(&self, after: Duration, action: TimerAction) -> TimerHandle {
         let after = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX / 2);
-        let deadline = self.now().saturating_add(after).min(NO_DEADLINE - 1);
+        let deadline = self.time().saturating_add(after).min(NO_DEADLINE - 1);
         let (handle, earliest) = self.timers.add(deadline, action);
         if earliest {
             let sleeping = self.sleeping_until.load(Ordering::SeqCst);
@@ -93,7 +153,7 @@ impl Driver {
         if self.timers.next_deadline() == NO_DEADLINE {
             return 0;
         }
-        self.timers.fire_expired(self.now())
+        self.timers.fire_expired(self.time())
     }
 
     /// Polls for I/O without blocking, if no other thread holds the poller
@@ -136,7 +196,7 @@ impl Driver {
         deadline = deadline.min(self.timers.next_deadline());
         let timeout = (deadline != NO_DEADLINE).then(|| {
             // Round up to the next millisecond: epoll waits in whole ms.
-            let ns = deadline.saturating_sub(self.now());
+            let ns = deadline.saturating_sub(self.time());
             Duration::from_nanos(ns.div_ceil(1_000_000) * 1_000_000)
         });
         let res = st.poll.poll(&mut st.events, timeout);
