@@ -259,14 +259,22 @@ pub enum Instr {
         ms: Slot,
     },
     /// Start a task running `func` (a go block) with the captured slots
-    /// copied into the same slots of its frame.
+    /// copied into the same slots of its frame, placed on the device named
+    /// in slot `device` (none: the parent's device).
     Go {
         func: FuncId,
         captures: Box<[Slot]>,
+        device: Option<Slot>,
     },
+    /// Start a task running `func` with these arguments, placed as `Go`.
     GoCall {
         func: FuncId,
         args: Box<[Slot]>,
+        device: Option<Slot>,
+    },
+    /// `here()`: the device this task runs on.
+    Here {
+        out: Slot,
     },
     Call {
         func: FuncId,
@@ -417,6 +425,7 @@ impl Instr {
             | Instr::Args { out }
             | Instr::Rand { out, .. }
             | Instr::Perm { out, .. }
+            | Instr::Here { out }
             | Instr::Tensor { out, .. } => Some(out),
             Instr::Call { out: Some(out), .. } => Some(out),
             _ => None,

@@ -61,6 +61,9 @@ pub enum RuntimeError {
     /// `SpawnError` is an engine bug).
     #[error(transparent)]
     TooManyTasks(SpawnError),
+    /// `go ... on DEV` with a device that is not present.
+    #[error("go: device {0:?} not present")]
+    GoDeviceNotPresent(Box<str>),
     /// A tensor builtin or operator failed: the tensor crate's message.
     #[error(transparent)]
     Tensor(Box<TensorError>),

@@ -30,6 +30,7 @@ use std::ops::ControlFlow::{self, Break, Continue};
 use std::sync::Arc;
 use std::time::Duration;
 
+use weft_chan::loom::Ordering;
 use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
 use weft_rt::memlimit::{Ceiling, OutOfMemory};
 use weft_rt::{self as runtime, TaskEnd};
@@ -76,6 +77,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
         base: base_out,
         budget,
         rng,
+        device,
     } = st;
     let Some(mut f) = prog.funcs.get(*cur as usize) else {
         return no_function(*cur);
@@ -300,8 +302,23 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     at,
                 };
             }
-            Instr::Go { func, captures } => rare!(go_block(sh, fs, f, at, *func, captures)),
-            Instr::GoCall { func, args } => rare!(go_call(sh, fs, f, at, *func, args)),
+            Instr::Go {
+                func,
+                captures,
+                device: on,
+            } => {
+                let dev = place(sh, device, fs, *on);
+                rare!(go_block(sh, fs, f, at, *func, captures, dev))
+            }
+            Instr::GoCall {
+                func,
+                args,
+                device: on,
+            } => {
+                let dev = place(sh, device, fs, *on);
+                rare!(go_call(sh, fs, f, at, *func, args, dev))
+            }
+            Instr::Here { out } => s!(*out) = Value::Str(device.clone()),
             Instr::Call { func, args, out } => {
                 let Some(g) = prog.funcs.get(*func as usize) else {
                     break 'run bug(f, at, InternalError::NoFunction(*func));
@@ -722,7 +739,12 @@ fn go_block(
     at: usize,
     func: FuncId,
     captures: &[Slot],
+    device: Result<Arc<str>, RuntimeError>,
 ) -> ControlFlow<Wait> {
+    let device = match device {
+        Ok(d) => d,
+        Err(e) => return Break(fail(f, at, e)),
+    };
     if let Err(e) = task_fits(sh, func) {
         return Break(out_of_memory(f, at, e));
     }
@@ -730,7 +752,37 @@ fn go_block(
         .iter()
         .map(|c| (*c, fs[*c as usize].clone()))
         .collect();
-    spawn(sh, f, at, func, init)
+    spawn(sh, f, at, func, init, device)
+}
+
+/// The device a `go` places its task on (docs/language.md, "Placement"):
+/// the parent's without `on`; for `on "auto"` the next GPU in turn, or
+/// the CPU without one; else the device named, which must be present.
+#[inline(never)]
+fn place(
+    sh: &Shared,
+    parent: &Arc<str>,
+    fs: &[Value],
+    on: Option<Slot>,
+) -> Result<Arc<str>, RuntimeError> {
+    let Some(slot) = on else {
+        return Ok(parent.clone());
+    };
+    let name = match &fs[slot as usize] {
+        Value::Str(s) => s,
+        other => return Err(RuntimeError::unexpected("go device", other)),
+    };
+    if &**name == "auto" {
+        let turn = sh.auto_turn.fetch_add(1, Ordering::Relaxed);
+        return Ok(Arc::from(weft_tensor::auto_device(
+            &weft_tensor::devices(),
+            turn,
+        )));
+    }
+    match weft_tensor::device::lookup(name) {
+        Ok(_) => Ok(name.clone()),
+        Err(_) => Err(RuntimeError::GoDeviceNotPresent(Box::from(&**name))),
+    }
 }
 
 /// `go g(args)`: a task running `func` with the arguments in its parameter
@@ -743,7 +795,12 @@ fn go_call(
     at: usize,
     func: FuncId,
     args: &[Slot],
+    device: Result<Arc<str>, RuntimeError>,
 ) -> ControlFlow<Wait> {
+    let device = match device {
+        Ok(d) => d,
+        Err(e) => return Break(fail(f, at, e)),
+    };
     let Some(g) = sh.prog.funcs.get(func as usize) else {
         return Break(bug(f, at, InternalError::NoFunction(func)));
     };
@@ -756,7 +813,7 @@ fn go_call(
         .zip(args.iter())
         .map(|(p, a)| (*p, fs[*a as usize].clone()))
         .collect();
-    spawn(sh, f, at, func, init)
+    spawn(sh, f, at, func, init, device)
 }
 
 /// Whether a new task running `func` fits under the memory ceiling: its
@@ -777,8 +834,9 @@ fn spawn(
     at: usize,
     func: FuncId,
     init: Vec<(Slot, Value)>,
+    device: Arc<str>,
 ) -> ControlFlow<Wait> {
-    match runtime::spawn((sh.spawn)(sh.clone(), func, init)) {
+    match runtime::spawn((sh.spawn)(sh.clone(), func, init, device)) {
         Ok(_) => Continue(()),
         Err(e) => Break(fail(f, at, RuntimeError::spawn(e))),
     }

@@ -57,7 +57,7 @@ mod value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use weft_chan::loom::Mutex;
+use weft_chan::loom::{AtomicUsize, Mutex};
 use weft_ir::pb::ProgramDesc;
 
 use weft_rt::memlimit::Ceiling;
@@ -96,6 +96,10 @@ pub struct RunConfig {
     /// is refused. Each run has its own: runs at once in one process (tests)
     /// do not share it.
     pub max_memory: Option<usize>,
+    /// A tensor op with no kernel on its device panics (naming the op and
+    /// the device) instead of running on the host (`--strict-placement`,
+    /// docs/language.md, "Placement").
+    pub strict_placement: bool,
 }
 
 impl Default for RunConfig {
@@ -108,6 +112,7 @@ impl Default for RunConfig {
             capture: false,
             max_tasks: None,
             max_memory: None,
+            strict_placement: false,
         }
     }
 }
@@ -158,6 +163,8 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         internal: Mutex::new(None),
         mem: Ceiling::new(cfg.max_memory),
         task_bytes: task::task_bytes(),
+        strict_placement: cfg.strict_placement,
+        auto_turn: AtomicUsize::new(0),
     });
     let rt = Runtime::new(runtime::Config {
         workers: cfg.workers.max(1),
@@ -169,7 +176,7 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         let sh = sh.clone();
         Arc::new(move |site| state::site_loc(&sh.prog, site))
     });
-    let outcome = rt.run(task::task(sh.clone(), entry, Vec::new()));
+    let outcome = rt.run(task::task(sh.clone(), entry, Vec::new(), Arc::from("cpu")));
     sh.out.flush();
     // An engine bug ends the run as a panic would; it is reported as what
     // it is, whatever else the runtime saw.

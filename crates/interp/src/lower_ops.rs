@@ -189,6 +189,10 @@ impl<'p> Emitter<'_, 'p> {
             "go_call" => Instr::GoCall {
                 func: self.func_id(op)?,
                 args: self.ins_slots(op, "Args")?,
+                device: self.opt_in(op, "Device")?,
+            },
+            "here" => Instr::Here {
+                out: self.out1(op, "Out")?,
             },
             "call" => Instr::Call {
                 func: self.func_id(op)?,

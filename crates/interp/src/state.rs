@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use weft_chan::loom::Mutex;
+use weft_chan::loom::{AtomicUsize, Mutex};
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime, SrcLoc, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
@@ -32,8 +32,9 @@ pub(super) const BUDGET: u32 = 2000;
 pub(super) type TaskFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send + 'static>>;
 
 /// Makes the future of a task that runs `func` with the given slots preset
-/// (the arguments of a call, or the captured variables of a go block).
-pub(super) type SpawnFn = fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>) -> TaskFuture;
+/// (the arguments of a call, or the captured variables of a go block), on
+/// the given device.
+pub(super) type SpawnFn = fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>, Arc<str>) -> TaskFuture;
 
 /// What every task of a run shares.
 pub(super) struct Shared {
@@ -56,6 +57,12 @@ pub(super) struct Shared {
     /// The bytes a new task takes before its stack: its future and the
     /// runtime's record of it (`task::task_bytes`).
     pub task_bytes: usize,
+    /// `--strict-placement`: a tensor op with no kernel on its device panics
+    /// rather than running on the host (docs/language.md, "Placement").
+    pub strict_placement: bool,
+    /// How many tasks `go ... on "auto"` has placed: the next goes to the
+    /// GPU after (`weft_tensor::auto_device`).
+    pub auto_turn: AtomicUsize,
 }
 
 /// An engine bug, where it happened.
@@ -129,6 +136,9 @@ pub(super) struct TaskState {
     pub base: usize,
     pub budget: u32,
     pub rng: fastrand::Rng,
+    /// The device this task runs on (`here()`): `"cpu"` for `main`, its
+    /// placement or its parent's for a task started with `go`.
+    pub device: Arc<str>,
 }
 
 /// Why `step` stopped: the task ended or failed, or it must await

@@ -37,7 +37,7 @@ const TASK_RECORD_BYTES: usize = 512;
 pub(super) fn task_bytes() -> usize {
     fn future_bytes<F, Fut>(_: &F) -> usize
     where
-        F: Fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>) -> Fut,
+        F: Fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>, Arc<str>) -> Fut,
     {
         std::mem::size_of::<Fut>()
     }
@@ -45,10 +45,15 @@ pub(super) fn task_bytes() -> usize {
 }
 
 /// The future of a task that runs `func` with the given slots preset (the
-/// arguments of a call, or the captured variables of a go block). `go`
-/// reaches it through `Shared::spawn`.
-pub(super) fn task(sh: Arc<Shared>, func: FuncId, init: Vec<(Slot, Value)>) -> TaskFuture {
-    Box::pin(run_task(sh, func, init))
+/// arguments of a call, or the captured variables of a go block), placed
+/// on `device`. `go` reaches it through `Shared::spawn`.
+pub(super) fn task(
+    sh: Arc<Shared>,
+    func: FuncId,
+    init: Vec<(Slot, Value)>,
+    device: Arc<str>,
+) -> TaskFuture {
+    Box::pin(run_task(sh, func, init, device))
 }
 
 /// A task's name in the trace: its function's, or for a go block (lowered
@@ -80,7 +85,12 @@ fn trace_name(prog: &Program, entry: FuncId) -> Arc<str> {
     }
 }
 
-async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> TaskEnd {
+async fn run_task(
+    sh: Arc<Shared>,
+    entry: FuncId,
+    init: Vec<(Slot, Value)>,
+    device: Arc<str>,
+) -> TaskEnd {
     let prog = &sh.prog;
     let Some(f) = prog.funcs.get(entry as usize) else {
         let bug = InternalError::NoFunction(entry);
@@ -88,6 +98,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
     };
     if runtime::tracing() {
         runtime::set_task_name(trace_name(prog, entry));
+        runtime::set_task_device(device.clone());
     }
     let mut stack: Vec<Value> = f.template.to_vec();
     for (s, v) in init {
@@ -103,6 +114,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
         base: 0,
         budget: BUDGET,
         rng: fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task())),
+        device,
     };
     // The context every wait of this task parks with (one allocation).
     let mut slot = WaitSlot::new();
@@ -207,9 +219,12 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 // A compute pool thread or a device will wake this task: the
                 // run is not deadlocked while it waits.
                 let _hold = runtime::external_wait();
-                let _span = runtime::trace_span(op.name());
                 parked = true;
-                let done = match tensor_ops::run(op, args, sh.mem).await {
+                let place = tensor_ops::Place {
+                    here: &st.device,
+                    strict: sh.strict_placement,
+                };
+                let done = match tensor_ops::run(op, args, sh.mem, place).await {
                     Ok(v) => write_out(&mut st, prog, at, v),
                     Err(e) => Err(st.failure(prog, at, e)),
                 };

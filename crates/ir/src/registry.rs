@@ -304,8 +304,8 @@ pub static OPS: &[OpSpec] = &[
         "one case per Chans entry (kinds: 0 recv, 1 send); Values: the send cases' values in case order; Recv, Oks: empty or one per case (`_` where unused); case_locs: line, column of each case; runs the chosen case's block or default_block"),
     op(C, "after", &[req("Ms", Num)], &[req("Out", Chan)], NO_ATTRS, "Out = a new `chan int` that receives int(Ms) after Ms milliseconds (negative counts as 0)"),
     op(C, "sleep", &[req("Ms", Num)], NONE, NO_ATTRS, "block this task for at least Ms milliseconds (0 yields)"),
-    op(G, "go", &[var("Captures", Any)], NONE, &[attr("block", K::Block)], "start a task running `block` with a snapshot of Captures (every outer variable the block uses)"),
-    op(G, "go_call", &[var("Args", Any)], NONE, &[attr("func", K::Str)], "start a task running func(Args)"),
+    op(G, "go", &[var("Captures", Any), opt("Device", Str)], NONE, &[attr("block", K::Block)], "start a task running `block` with a snapshot of Captures (every outer variable the block uses), placed on Device (absent: this task's device; \"auto\": chosen by the engine; not present: panics)"),
+    op(G, "go_call", &[var("Args", Any), opt("Device", Str)], NONE, &[attr("func", K::Str)], "start a task running func(Args), placed on Device (as `go`)"),
     op(G, "call", &[var("Args", Any)], &[opt("Out", Any)], &[attr("func", K::Str)], "Out = func(Args); Args match func's parameters, Out its result"),
     op(G, "return", &[opt("Value", Any)], NONE, NO_ATTRS, "return Value (present iff the function has a result); in a go block: end the task"),
     op(F, "if", &[req("Cond", Bool)], NONE, &[attr("then_block", K::Block), attr_opt("else_block", K::Block)], "run then_block if Cond, else else_block"),
@@ -323,11 +323,11 @@ pub static OPS: &[OpSpec] = &[
     op(B, "args", NONE, &[req("Out", StrList)], NO_ATTRS, "Out = the program's arguments (the words after `--`)"),
     op(B, "rand", &[req("N", Int)], OUT_I, NO_ATTRS, "Out = an int in [0, N) from the run's seed (N <= 0 panics)"),
     op(B, "perm", &[req("N", Int)], &[req("Out", IntList)], NO_ATTRS, "Out = a random permutation of 0..N-1 from the run's seed"),
-    op(T, "zeros", &[req("Shape", IntList)], OUT_T, NO_ATTRS, "Out = a tensor of zeros of shape Shape"),
-    op(T, "ones", &[req("Shape", IntList)], OUT_T, NO_ATTRS, "Out = a tensor of ones of shape Shape"),
-    op(T, "full", &[req("Shape", IntList), req("Value", Float)], OUT_T, NO_ATTRS, "Out = a tensor of shape Shape filled with Value"),
-    op(T, "randn", &[req("Shape", IntList), req("Seed", Int)], OUT_T, NO_ATTRS, "Out = standard normal samples of shape Shape from Seed"),
-    op(T, "tensor_from", &[req("List", FloatList), req("Shape", IntList)], OUT_T, NO_ATTRS, "Out = List's values laid out row-major in shape Shape"),
+    op(T, "zeros", &[req("Shape", IntList)], OUT_T, NO_ATTRS, "Out = a tensor of zeros of shape Shape, on this task's device"),
+    op(T, "ones", &[req("Shape", IntList)], OUT_T, NO_ATTRS, "Out = a tensor of ones of shape Shape, on this task's device"),
+    op(T, "full", &[req("Shape", IntList), req("Value", Float)], OUT_T, NO_ATTRS, "Out = a tensor of shape Shape filled with Value, on this task's device"),
+    op(T, "randn", &[req("Shape", IntList), req("Seed", Int)], OUT_T, NO_ATTRS, "Out = standard normal samples of shape Shape from Seed, on this task's device"),
+    op(T, "tensor_from", &[req("List", FloatList), req("Shape", IntList)], OUT_T, NO_ATTRS, "Out = List's values laid out row-major in shape Shape, on this task's device"),
     op(T, "shape", T1, &[req("Out", IntList)], NO_ATTRS, "Out = X's shape"),
     op(T, "numel", T1, OUT_I, NO_ATTRS, "Out = the number of elements of X"),
     op(T, "matmul", &[req("X", Tensor), req("Y", Tensor)], OUT_T, NO_ATTRS, "Out = the matrix product X·Y"),
@@ -347,8 +347,9 @@ pub static OPS: &[OpSpec] = &[
     op(T, "get", &[req("X", Tensor), var("Indices", Int)], OUT_F, NO_ATTRS, "Out = the element of X at Indices"),
     op(T, "devices", NONE, &[req("Out", StrList)], NO_ATTRS, "Out = the devices present, starting with \"cpu\""),
     op(T, "device", T1, &[req("Out", Str)], NO_ATTRS, "Out = the device X lives on"),
-    op(T, "to", &[req("X", Tensor), req("Device", Str)], OUT_T, NO_ATTRS, "Out = X copied to Device (asynchronous on a GPU; the next use waits)"),
-    op(T, "load_dataset", &[req("Name", Str)], &[req("Out", Struct)], NO_ATTRS, "Out = the named dataset shipped with the engine, as a `Dataset{x tensor; y []int}`"),
+    op(T, "to", &[req("X", Tensor), opt("Device", Str)], OUT_T, NO_ATTRS, "Out = X copied to Device (absent: this task's device; asynchronous on a GPU; the next use waits)"),
+    op(T, "load_dataset", &[req("Name", Str)], &[req("Out", Struct)], NO_ATTRS, "Out = the named dataset shipped with the engine, as a `Dataset{x tensor; y []int}`, its tensor on this task's device"),
+    op(T, "here", NONE, &[req("Out", Str)], NO_ATTRS, "Out = the device this task runs on (`main`: \"cpu\"; a task started with `go`: its placement)"),
 ];
 
 #[cfg(test)]
@@ -389,7 +390,7 @@ mod tests {
     fn every_tensor_builtin_of_the_spec_is_an_op() {
         let builtins = "zeros ones full randn tensor_from shape numel matmul transpose relu \
                         relu_mask exp log softmax sum sum_rows mean argmax_rows onehot rows \
-                        gather get devices device to load_dataset";
+                        gather get devices device to load_dataset here";
         for name in builtins.split_whitespace() {
             assert_eq!(lookup(name).map(|o| o.group), Some(T), "{name}");
         }

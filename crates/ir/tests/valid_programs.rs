@@ -167,8 +167,20 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         .input("Captures", ["c"])
         .attr("block", task)
         .finish();
+    let placed = p.b.block(m);
+    p.b.op(placed, "return").finish();
+    p.b.op(m, "go")
+        .input("Captures", ["c"])
+        .input("Device", ["s"])
+        .attr("block", placed)
+        .finish();
     p.b.op(m, "go_call")
         .input("Args", ["i"])
+        .attr("func", "sq")
+        .finish();
+    p.b.op(m, "go_call")
+        .input("Args", ["i"])
+        .input("Device", ["s"])
         .attr("func", "sq")
         .finish();
     p.b.op(m, "call")
@@ -267,7 +279,12 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         .output("Out", ["u"])
         .device("cuda:0")
         .finish();
+    p.b.op(m, "to")
+        .input("X", ["t"])
+        .output("Out", ["u"])
+        .finish();
     p.used.push("to".into());
+    p.op("here", &[], &[("Out", "s")]);
     p.op("load_dataset", &[("Name", "s")], &[("Out", "ds")]);
     p.op("return", &[], &[]);
     (p.b.build(), p.used)

@@ -661,6 +661,53 @@ fn go_block_must_capture_outer_variables() {
     );
 }
 
+/// Placement (docs/language.md, "Placement"): a `go` or `go_call` takes
+/// at most one `Device`, a string variable of the parent's scope; `to`
+/// may leave its `Device` out (this task's device); `here` gives a string.
+#[test]
+fn go_placement_is_one_string_operand() {
+    let (mut b, main) = base();
+    let f = b.function("f", [("n", Type::int())], None);
+    b.op(f, "return").finish();
+    let task = b.block(main);
+    b.op(task, "return").finish();
+    b.op(main, "go")
+        .input("Captures", Vec::<String>::new())
+        .input("Device", ["s"])
+        .attr("block", task)
+        .finish();
+    b.op(main, "go_call")
+        .input("Args", ["v"])
+        .input("Device", ["s"])
+        .attr("func", "f")
+        .finish();
+    assert_eq!(issues(&b.clone().build()), Vec::<String>::new());
+    b.op(main, "go_call")
+        .input("Args", ["v"])
+        .input("Device", ["v"])
+        .attr("func", "f")
+        .finish();
+    b.op(main, "go_call")
+        .input("Args", ["v"])
+        .input("Device", ["s", "s"])
+        .attr("func", "f")
+        .finish();
+    b.op(main, "here").output("Out", ["v"]).finish();
+    let p = b.build();
+    rejects(
+        &p,
+        "block 1, op 3 (go_call): slot \"Device\" needs string but \"v\" is int",
+    );
+    rejects(
+        &p,
+        "block 1, op 4 (go_call): slot \"Device\" takes at most one variable, got 2",
+    );
+    rejects(
+        &p,
+        "block 1, op 5 (here): slot \"Out\" needs string but \"v\" is int",
+    );
+}
+
 #[test]
 fn function_body_and_params() {
     let (mut b, _) = base();

@@ -198,9 +198,11 @@ pub enum StmtKind {
         chan: Expr,
         value: Expr,
     },
-    /// `go f(args)`: the expression is a call.
-    GoCall(Expr),
-    GoBlock(Block),
+    /// `go f(args)`, or `go f(args) on DEV` (the placement, a string
+    /// expression): the first expression is a call.
+    GoCall(Expr, Option<Expr>),
+    /// `go { stmts }`, or `go { stmts } on DEV`.
+    GoBlock(Block, Option<Expr>),
     Return(Option<Expr>),
     Break(Option<Ident>),
     Continue(Option<Ident>),

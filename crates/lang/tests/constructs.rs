@@ -47,12 +47,24 @@ impl Seen {
                 self.add(format!("incdec:{inc}"));
                 self.expr(target);
             }
-            StmtKind::Expr(e) | StmtKind::GoCall(e) => self.expr(e),
+            StmtKind::Expr(e) | StmtKind::GoCall(e, None) => self.expr(e),
+            StmtKind::GoCall(e, Some(on)) => {
+                self.add("go:on");
+                self.expr(e);
+                self.expr(on);
+            }
             StmtKind::Send { chan, value } => {
                 self.expr(chan);
                 self.expr(value);
             }
-            StmtKind::GoBlock(b) | StmtKind::Block(b) => self.stmts(&b.stmts),
+            StmtKind::GoBlock(b, on) => {
+                if let Some(on) = on {
+                    self.add("goblock:on");
+                    self.expr(on);
+                }
+                self.stmts(&b.stmts)
+            }
+            StmtKind::Block(b) => self.stmts(&b.stmts),
             StmtKind::Return(v) => {
                 self.add(format!("return:{}", v.is_some()));
                 v.iter().for_each(|e| self.expr(e));
@@ -310,6 +322,8 @@ fn all_constructs_uses_every_form() {
             "elems:keyed=false",
             "spread",
             "decl:type",
+            "go:on",
+            "goblock:on",
         ]
         .map(String::from),
     );

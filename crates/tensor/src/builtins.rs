@@ -1,7 +1,8 @@
 //! The builtins of docs/language.md, "Tensors" as one entry point for the interpreter:
 //! `call(builtin, args).await`, with arguments and results in the
 //! language's types (`Arg`, `Ret`), run inline or on the compute pool
-//! according to their cost (`kernel_cost`).
+//! according to their cost (`kernel_cost`); `call_placed` also applies the
+//! placement policy and reports host fallbacks (`fallback.rs`).
 //!
 //! The interpreter converts its values to `Arg`s and the `Ret` back; this
 //! module owns the mapping from builtin to kernel, the argument shapes and
@@ -11,6 +12,7 @@
 //! reported as `TensorError::Arguments`, never panicked.
 
 use super::compute::{compute, kernel_cost, INLINE_COST};
+use super::fallback::{self, HostFallback};
 use super::{
     argmax_rows, device, devices, gather, get, load_dataset, matmul, matmul_cost, mean, numel,
     onehot, rows, scalar_tensor, shape, softmax, sum, sum_rows, tensor_from, tensor_scalar, to,
@@ -81,6 +83,24 @@ builtins! {
 pub async fn call(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
     let cost = cost(b, &args);
     compute(cost, move || exec(b, args)).await
+}
+
+/// Runs a builtin like [`call`] under a placement policy (docs/tensors.md,
+/// "Soft placement"): with `strict`, a kernel whose device has no
+/// implementation of it fails with `TensorError::NoKernel` instead of
+/// running on the host; otherwise the host fallbacks the call made come
+/// back with its result, in order.
+pub async fn call_placed(
+    b: Builtin,
+    args: Vec<Arg>,
+    strict: bool,
+) -> Result<(Ret, Vec<HostFallback>), TensorError> {
+    let cost = cost(b, &args);
+    compute(cost, move || {
+        let (r, fallbacks) = fallback::scope(strict, || exec(b, args));
+        r.map(|r| (r, fallbacks))
+    })
+    .await
 }
 
 /// The `compute` cost of a call: elements touched or multiply-adds, and at

@@ -74,6 +74,11 @@ pub enum TensorError {
         op: &'static str,
         want: &'static str,
     },
+    /// A kernel with no implementation on its operands' device, under
+    /// strict placement (`weft run --strict-placement`), where it may not
+    /// run on the host instead (docs/tensors.md, "Soft placement").
+    #[error("strict placement: {op} has no kernel on {device}")]
+    NoKernel { op: &'static str, device: String },
     /// A device backend failed (driver error, out of device memory).
     #[error(transparent)]
     Device(#[from] DeviceError),

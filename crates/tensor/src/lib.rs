@@ -28,15 +28,17 @@
 //! | `index.rs` | rows, gather, get, onehot |
 //! | `dataset.rs` | load_dataset |
 //! | `compute.rs` | the compute pool for long kernels |
-//! | `place.rs` | devices, to, and running kernels where their operands live |
+//! | `place.rs` | devices, to, `auto` placement, and running kernels where their operands live |
+//! | `fallback.rs` | soft placement: host fallbacks recorded, or refused when strict |
 //! | `builtins.rs` | one async entry point for the interpreter |
 //! | `error.rs` | `TensorError`, whose `Display` is the panic message |
 //! | `device/` | the `Device` trait, the registry, the CUDA backend |
 //!
-//! Layering: `device` imports nothing of the crate; `place` imports
-//! `device`; the kernels (`elementwise`, `reduce`, `linalg`, `index`)
-//! import `place` and `device`; `builtins` imports `compute`. No module
-//! imports one that imports it.
+//! Layering: `device` imports nothing of the crate; `fallback` imports
+//! `device`; `place` imports `device` and `fallback`; the kernels
+//! (`elementwise`, `reduce`, `linalg`, `index`) import `place`,
+//! `fallback` and `device`; `builtins` imports `compute` and `fallback`.
+//! No module imports one that imports it.
 
 pub mod builtins;
 mod compute;
@@ -45,6 +47,7 @@ mod dataset;
 pub mod device;
 mod elementwise;
 mod error;
+pub mod fallback;
 mod index;
 mod linalg;
 mod mathf;
@@ -66,7 +69,7 @@ pub use elementwise::{
 pub use error::TensorError;
 pub use index::{gather, get, onehot, onehot_on, rows};
 pub use linalg::{matmul, matmul_cost, transpose};
-pub use place::{device, devices, to, to_device};
+pub use place::{auto_device, device, devices, to, to_device};
 pub use reduce::{argmax_rows, mean, softmax, sum, sum_rows};
 
 /// The dimensions of a tensor; cheap to clone. Displays as `[2,3]`.

@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// memory); past it the program panics naming the limit.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_memory: Option<u64>,
+    /// Panic when a tensor op has no kernel on its device, instead of
+    /// running it on the host (naming the op and the device).
+    #[arg(long)]
+    pub strict_placement: bool,
     /// Arguments for the program, after `--` (see `args()`).
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -170,6 +174,7 @@ fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
             .max_memory
             .map(|m| (m as usize).saturating_mul(1 << 20))
             .or_else(weft_rt::memlimit::default_limit),
+        strict_placement: a.strict_placement,
         ..Default::default()
     };
     match weft_interp::run_program(prog, cfg) {

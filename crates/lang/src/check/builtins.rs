@@ -2,7 +2,7 @@
 //!
 //! Most builtins have a fixed signature (`fixed_sig`); the rest (`print`,
 //! `len`, `cap`, `append`, conversions, `make`, `close`, `after`, `sleep`,
-//! `get`) are checked by hand. Builtin names are predeclared and may be
+//! `get`, `to`) are checked by hand. Builtin names are predeclared and may be
 //! shadowed by variables or functions, so they are resolved last.
 
 use super::expr::Operand;
@@ -40,6 +40,7 @@ builtins! {
     SumRows = "sum_rows", Mean = "mean", ArgmaxRows = "argmax_rows", Onehot = "onehot",
     Rows = "rows", Gather = "gather", Get = "get", Devices = "devices", Device = "device",
     To = "to", LoadDataset = "load_dataset",
+    Here = "here",
 }
 
 impl Builtin {
@@ -86,8 +87,8 @@ impl Builtin {
             Gather => (vec![t(), Ty::list(Ty::Int)], t()),
             Devices => (vec![], Ty::list(Ty::Str)),
             Device => (vec![t()], Ty::Str),
-            To => (vec![t(), Ty::Str], t()),
             LoadDataset => (vec![Ty::Str], Ty::Struct(0)),
+            Here => (vec![], Ty::Str),
             _ => return None,
         })
     }
@@ -418,6 +419,28 @@ impl<'a> Checker<'a> {
                 }
                 Operand {
                     ty: result,
+                    val: None,
+                }
+            }
+            Builtin::To => {
+                // `to(t, dev)`, or `to(t)`: to this task's device.
+                if args.is_empty() || args.len() > 2 {
+                    let err = CheckError::BuiltinArgCount {
+                        name,
+                        have: args.len(),
+                        min: 1,
+                        max: Some(2),
+                    };
+                    self.error(e.span, err);
+                    self.check_args_loosely(args);
+                    return Operand::invalid();
+                }
+                self.value_to(&args[0], &Ty::Tensor, &ctx);
+                if let Some(d) = args.get(1) {
+                    self.value_to(d, &Ty::Str, &ctx);
+                }
+                Operand {
+                    ty: Ty::Tensor,
                     val: None,
                 }
             }

@@ -57,6 +57,8 @@ pub enum Context {
     ConstantDeclaration,
     /// The operand of `<-`.
     Receive,
+    /// The device of `go ... on DEV`.
+    Placement,
 }
 
 impl fmt::Display for Context {
@@ -83,6 +85,7 @@ impl fmt::Display for Context {
             Context::Shift => "shift",
             Context::ConstantDeclaration => "constant declaration",
             Context::Receive => "receive",
+            Context::Placement => "go placement",
         })
     }
 }

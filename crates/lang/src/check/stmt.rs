@@ -113,7 +113,7 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Expr(e) => self.expr_stmt(e),
             StmtKind::Send { chan, value } => self.send(chan, value),
-            StmtKind::GoCall(call) => {
+            StmtKind::GoCall(call, on) => {
                 if let ExprKind::Call { func, .. } = &call.kind {
                     self.expr(call);
                     if let Some(Res::Builtin(b)) = self.info.uses.get(&func.id) {
@@ -121,8 +121,17 @@ impl<'a> Checker<'a> {
                         self.error(func.span, CheckError::GoBuiltin { name });
                     }
                 }
+                if let Some(d) = on {
+                    self.value_to(d, &Ty::Str, &Context::Placement);
+                }
             }
-            StmtKind::GoBlock(b) => self.go_block(s.id, b),
+            StmtKind::GoBlock(b, on) => {
+                // The device is evaluated by the parent, at the `go`.
+                if let Some(d) = on {
+                    self.value_to(d, &Ty::Str, &Context::Placement);
+                }
+                self.go_block(s.id, b);
+            }
             StmtKind::Return(value) => self.return_stmt(s, value.as_ref()),
             StmtKind::Break(l) => self.break_stmt(s, l.as_ref()),
             StmtKind::Continue(l) => self.continue_stmt(s, l.as_ref()),

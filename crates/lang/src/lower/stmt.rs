@@ -216,21 +216,24 @@ impl<'a> Lowerer<'a> {
                 let v = self.expr(value, None);
                 self.emit(Op::new("send", sp).input("Chan", c).input("Value", v));
             }
-            StmtKind::GoCall(call) => {
+            StmtKind::GoCall(call, on) => {
                 if let ExprKind::Call { func, args, .. } = &call.kind {
+                    // The arguments, then the device, evaluated now.
                     let argv = self.values(args);
                     let name = match self.info.uses.get(&func.id) {
                         Some(Res::Func(id)) => self.info.funcs[*id as usize].name.clone(),
                         _ => String::new(),
                     };
-                    self.emit(
-                        Op::new("go_call", sp)
-                            .inputs("Args", argv)
-                            .attr("func", name),
-                    );
+                    let mut op = Op::new("go_call", sp).inputs("Args", argv);
+                    if let Some(d) = on {
+                        let dv = self.expr(d, None);
+                        op = op.input("Device", dv);
+                    }
+                    self.emit(op.attr("func", name));
                 }
             }
-            StmtKind::GoBlock(body) => {
+            StmtKind::GoBlock(body, on) => {
+                let dev = on.as_ref().map(|d| self.expr(d, None));
                 let caps: Vec<String> = self
                     .info
                     .captures
@@ -238,7 +241,11 @@ impl<'a> Lowerer<'a> {
                     .map(|v| v.iter().map(|id| self.var_name(*id)).collect())
                     .unwrap_or_default();
                 let b = self.block_of(&body.stmts);
-                self.emit(Op::new("go", sp).inputs("Captures", caps).attr("block", b));
+                let mut op = Op::new("go", sp).inputs("Captures", caps);
+                if let Some(dv) = dev {
+                    op = op.input("Device", dv);
+                }
+                self.emit(op.attr("block", b));
             }
             StmtKind::Return(v) => {
                 let mut op = Op::new("return", sp);

@@ -49,6 +49,17 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The placement after a `go` call or block: `on DEV`. `on` is not a
+    /// reserved word: it means placement only right there, so a variable
+    /// may still be called `on` (docs/language.md, "Placement").
+    fn go_placement(&mut self) -> PResult<Option<Expr>> {
+        if self.peek() != Tok::Ident || self.text(self.span()) != "on" {
+            return Ok(None);
+        }
+        self.bump();
+        Ok(Some(self.expr()?))
+    }
+
     fn mk(&mut self, kind: StmtKind, span: Span) -> Stmt {
         Stmt {
             id: self.id(),
@@ -88,15 +99,17 @@ impl<'a> Parser<'a> {
                 self.bump();
                 if self.peek() == Tok::LBrace {
                     let b = self.block()?;
-                    let span = start.to(b.span);
-                    return Ok(self.mk(StmtKind::GoBlock(b), span));
+                    let on = self.go_placement()?;
+                    let span = start.to(on.as_ref().map_or(b.span, |d| d.span));
+                    return Ok(self.mk(StmtKind::GoBlock(b, on), span));
                 }
                 let e = self.expr()?;
                 if !matches!(e.kind, ExprKind::Call { .. }) {
                     return self.error(e.span, SyntaxError::GoNotCall);
                 }
-                let span = start.to(e.span);
-                Ok(self.mk(StmtKind::GoCall(e), span))
+                let on = self.go_placement()?;
+                let span = start.to(on.as_ref().map_or(e.span, |d| d.span));
+                Ok(self.mk(StmtKind::GoCall(e, on), span))
             }
             Tok::Return => {
                 self.bump();

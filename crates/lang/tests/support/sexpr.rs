@@ -178,8 +178,10 @@ fn stmt(out: &mut String, s: &Stmt, d: usize) {
         StmtKind::Send { chan, value } => {
             line(out, d, &format!("(send {} {})", expr(chan), expr(value)))
         }
-        StmtKind::GoCall(e) => line(out, d, &format!("(go {})", expr(e))),
-        StmtKind::GoBlock(b) => nested(out, d, "(go", &b.stmts),
+        StmtKind::GoCall(e, None) => line(out, d, &format!("(go {})", expr(e))),
+        StmtKind::GoCall(e, Some(on)) => line(out, d, &format!("(go {} on {})", expr(e), expr(on))),
+        StmtKind::GoBlock(b, None) => nested(out, d, "(go", &b.stmts),
+        StmtKind::GoBlock(b, Some(on)) => nested(out, d, &format!("(go on {}", expr(on)), &b.stmts),
         StmtKind::Return(v) => line(
             out,
             d,
