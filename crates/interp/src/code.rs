@@ -378,6 +378,55 @@ pub enum Instr {
         ins: Box<[Slot]>,
         out: Slot,
     },
+    /// A map of `keys[i]: vals[i]`.
+    MapNew {
+        keys: Box<[Slot]>,
+        vals: Box<[Slot]>,
+        out: Slot,
+    },
+    /// `out, ok = x[k]`; `zero` when absent.
+    MapGet {
+        x: Slot,
+        k: Slot,
+        out: Option<Slot>,
+        ok: Option<Slot>,
+        zero: Value,
+    },
+    MapSet {
+        x: Slot,
+        k: Slot,
+        v: Slot,
+        out: Slot,
+    },
+    MapDelete {
+        x: Slot,
+        k: Slot,
+        out: Slot,
+    },
+    /// The entry at position `i` of `x`'s iteration order.
+    MapEntry {
+        x: Slot,
+        i: Slot,
+        key: Option<Slot>,
+        val: Option<Slot>,
+    },
+    /// A func value: `func` with its first parameters bound to `caps`.
+    Closure {
+        func: FuncId,
+        caps: Box<[Slot]>,
+        out: Slot,
+    },
+    /// `out = f(args)` through a func value.
+    CallValue {
+        f: Slot,
+        args: Box<[Slot]>,
+        out: Option<Slot>,
+    },
+    /// `go f(args)` through a func value.
+    GoValue {
+        f: Slot,
+        args: Box<[Slot]>,
+    },
 }
 
 impl Instr {
@@ -417,7 +466,11 @@ impl Instr {
             | Instr::Args { out }
             | Instr::Rand { out, .. }
             | Instr::Perm { out, .. }
-            | Instr::Tensor { out, .. } => Some(out),
+            | Instr::Tensor { out, .. }
+            | Instr::MapNew { out, .. }
+            | Instr::MapSet { out, .. }
+            | Instr::MapDelete { out, .. }
+            | Instr::Closure { out, .. } => Some(out),
             Instr::Call { out: Some(out), .. } => Some(out),
             _ => None,
         }

@@ -43,6 +43,9 @@ pub enum RuntimeError {
     RandNotPositive,
     #[error("perm: n out of range")]
     PermOutOfRange,
+    /// A call through a nil func value.
+    #[error("call of nil function")]
+    NilFuncCall,
     /// A task's call stack passed its limit.
     #[error("stack overflow")]
     StackOverflow,
@@ -206,6 +209,7 @@ mod tests {
             (RuntimeError::MakeChanSize, "makechan: size out of range"),
             (RuntimeError::RandNotPositive, "rand: n must be positive"),
             (RuntimeError::PermOutOfRange, "perm: n out of range"),
+            (RuntimeError::NilFuncCall, "call of nil function"),
             (RuntimeError::StackOverflow, "stack overflow"),
             (RuntimeError::Panic("boom".into()), "boom"),
             (

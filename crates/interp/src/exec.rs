@@ -40,7 +40,7 @@ use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
 use super::ops::{self, kind_error};
 use super::state::{Failure, Frame, Shared, TaskState, Wait, BUDGET};
-use super::value::{ChanVal, Ty, Value, VALUE_BYTES};
+use super::value::{ChanVal, Closure, Key, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES};
 
 /// Every this many budget steps a busy task lets the runtime hand a task
 /// kept waiting in this worker's LIFO slot to an idle worker
@@ -504,6 +504,62 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Rand { n, out } => rare!(rand(fs, rng, f, at, *n, *out)),
             Instr::Perm { n, out } => rare!(perm(sh.mem, fs, rng, f, at, *n, *out)),
             Instr::Tensor { op, ins, .. } => break 'run tensor(fs, *op, ins, at),
+            Instr::MapNew { .. }
+            | Instr::MapGet { .. }
+            | Instr::MapSet { .. }
+            | Instr::MapDelete { .. }
+            | Instr::MapEntry { .. }
+            | Instr::Closure { .. } => rare!(map_or_closure(sh.mem, fs, f, at, instr)),
+            Instr::GoValue { f: fv, args } => {
+                let (func, init) = match closure_args(fs, *fv, args, &prog.funcs) {
+                    Ok(v) => v,
+                    Err(e) => break 'run fail(f, at, e),
+                };
+                if let Err(e) = task_fits(sh, func) {
+                    break 'run out_of_memory(f, at, e);
+                }
+                rare!(spawn(sh, f, at, func, init))
+            }
+            Instr::CallValue { f: fv, args, out } => {
+                // As `Call`, with the callee from a func value whose
+                // captured values fill its first parameters.
+                let (func, init) = match closure_args(fs, *fv, args, &prog.funcs) {
+                    Ok(v) => v,
+                    Err(e) => break 'run fail(f, at, e),
+                };
+                let Some(g) = prog.funcs.get(func as usize) else {
+                    break 'run bug(f, at, InternalError::NoFunction(func));
+                };
+                let nb = base + f.template.len();
+                let top = nb + g.template.len();
+                if top > MAX_STACK {
+                    break 'run fail(f, at, RuntimeError::StackOverflow);
+                }
+                if stack.len() < top {
+                    if let Err(e) = grow_stack(sh.mem, stack, top) {
+                        break 'run out_of_memory(f, at, e);
+                    }
+                }
+                init_frame(&mut stack[nb..top], g);
+                for (p, v) in init {
+                    put(&mut stack[nb + p as usize], v);
+                }
+                frames.push(Frame {
+                    func: *cur,
+                    pc: pc as Pc,
+                    base,
+                    ret: *out,
+                });
+                *cur = func;
+                f = g;
+                code = &f.code;
+                pc = 0;
+                base = nb;
+                fs = &mut stack[base..];
+                if spend(budget) {
+                    break 'run Wait::Yield;
+                }
+            }
         }
     };
     *pc_out = pc;
@@ -862,6 +918,147 @@ fn perm(
     rng.shuffle(&mut p);
     fs[out as usize] = Value::list(p);
     Continue(())
+}
+
+/// The callee of a call through the func value in slot `fv`, and the
+/// values of its parameter slots: the captured values, then `args`.
+fn closure_args(
+    fs: &[Value],
+    fv: Slot,
+    args: &[Slot],
+    funcs: &[Func],
+) -> Result<(FuncId, Vec<(Slot, Value)>), RuntimeError> {
+    let c = match &fs[fv as usize] {
+        Value::Func(Some(c)) => c.clone(),
+        Value::Func(None) => return Err(RuntimeError::NilFuncCall),
+        other => return Err(kind_error("call", other)),
+    };
+    let g = funcs
+        .get(c.func as usize)
+        .ok_or(InternalError::NoFunction(c.func))?;
+    let vals = c
+        .captures
+        .iter()
+        .cloned()
+        .chain(args.iter().map(|a| fs[*a as usize].clone()));
+    Ok((c.func, g.params.iter().copied().zip(vals).collect()))
+}
+
+/// The map instructions and `Closure`, out of line. A map is copied on
+/// write (`Arc::make_mut`): the copy of a shared map, and the growth of a
+/// map's table, are charged to the memory ceiling first.
+#[inline(never)]
+fn map_or_closure(
+    mem: Ceiling,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    instr: &Instr,
+) -> ControlFlow<Wait> {
+    match map_op(mem, fs, instr) {
+        Ok(()) => Continue(()),
+        Err(e) => Break(fail(f, at, e)),
+    }
+}
+
+/// The map `x` holds, writable: a copy when shared.
+fn map_mut(mem: Ceiling, m: &mut Value) -> Result<&mut MapVal, RuntimeError> {
+    let Value::Map(arc) = m else {
+        return Err(kind_error("map", m));
+    };
+    if Arc::strong_count(arc) > 1 || Arc::weak_count(arc) > 0 {
+        mem.check(arc.entries.capacity() * MAP_ENTRY_BYTES)?;
+    }
+    Ok(Arc::make_mut(arc))
+}
+
+/// Inserts `k: v`, charging a growth of the table to the ceiling.
+fn map_insert(mem: Ceiling, m: &mut MapVal, k: Value, v: Value) -> Result<(), RuntimeError> {
+    let key = Key(k);
+    if let Some(slot) = m.entries.get_mut(&key) {
+        *slot = v;
+        return Ok(());
+    }
+    let n = m.entries.len();
+    if n == m.entries.capacity() {
+        mem.check((n.max(4)) * MAP_ENTRY_BYTES)?;
+    }
+    m.entries.insert(key, v);
+    Ok(())
+}
+
+fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeError> {
+    match instr {
+        Instr::MapNew { keys, vals, out } => {
+            let mut m = MapVal::default();
+            for (k, v) in keys.iter().zip(vals.iter()) {
+                let (k, v) = (fs[*k as usize].clone(), fs[*v as usize].clone());
+                map_insert(mem, &mut m, k, v)?;
+            }
+            fs[*out as usize] = Value::Map(Arc::new(m));
+        }
+        Instr::MapGet {
+            x,
+            k,
+            out,
+            ok,
+            zero,
+        } => {
+            let Value::Map(m) = &fs[*x as usize] else {
+                return Err(kind_error("map", &fs[*x as usize]));
+            };
+            let found = m.entries.get(&Key(fs[*k as usize].clone())).cloned();
+            let present = found.is_some();
+            if let Some(o) = out {
+                fs[*o as usize] = found.unwrap_or_else(|| zero.clone());
+            }
+            if let Some(o) = ok {
+                fs[*o as usize] = Value::Bool(present);
+            }
+        }
+        Instr::MapSet { x, k, v, out } => {
+            let (key, val) = (fs[*k as usize].clone(), fs[*v as usize].clone());
+            let mut m = take_or_clone(fs, *x, *out);
+            map_insert(mem, map_mut(mem, &mut m)?, key, val)?;
+            fs[*out as usize] = m;
+        }
+        Instr::MapDelete { x, k, out } => {
+            let key = Key(fs[*k as usize].clone());
+            let mut m = take_or_clone(fs, *x, *out);
+            let present = matches!(&m, Value::Map(a) if a.entries.contains_key(&key));
+            if present {
+                map_mut(mem, &mut m)?.entries.swap_remove(&key);
+            }
+            fs[*out as usize] = m;
+        }
+        Instr::MapEntry { x, i, key, val } => {
+            let Value::Map(m) = &fs[*x as usize] else {
+                return Err(kind_error("map", &fs[*x as usize]));
+            };
+            let n = ops::as_int(&fs[*i as usize])?;
+            let len = m.entries.len();
+            let Some((k, v)) = usize::try_from(n).ok().and_then(|n| m.entries.get_index(n)) else {
+                return Err(RuntimeError::IndexOutOfRange { index: n, len });
+            };
+            let (k, v) = (k.0.clone(), v.clone());
+            if let Some(o) = key {
+                fs[*o as usize] = k;
+            }
+            if let Some(o) = val {
+                fs[*o as usize] = v;
+            }
+        }
+        Instr::Closure { func, caps, out } => {
+            mem.check(caps.len() * VALUE_BYTES + 32)?;
+            let captures = caps.iter().map(|c| fs[*c as usize].clone()).collect();
+            fs[*out as usize] = Value::Func(Some(Arc::new(Closure {
+                func: *func,
+                captures,
+            })));
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// A tensor op: leaves `step` with its operands, for `run_task` to run

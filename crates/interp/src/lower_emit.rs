@@ -138,6 +138,11 @@ impl<'p> Cx<'p> {
                 }),
                 None => Err(LowerError::UnknownStruct(n.clone())),
             },
+            Some(Kind::Map(m)) => match (&m.key, &m.value) {
+                (Some(k), Some(v)) => Ok(Ty::Map(Arc::new(self.ty(k)?), Arc::new(self.ty(v)?))),
+                _ => Err(LowerError::BadType("map without key or value type".into())),
+            },
+            Some(Kind::Func(_)) => Ok(Ty::Func(Arc::from(t.to_string()))),
             None => Err(LowerError::BadType("no kind".into())),
         }
     }

@@ -9,7 +9,7 @@ use weft_ir::{pb, registry};
 
 use super::code::{CmpKind, CmpOp, FloatOp, Instr, IntOp, TensorOp};
 use super::lower_emit::{attr, bad, Emitter, LowerError};
-use super::value::{zero_value, Ty, Value};
+use super::value::{zero_value, Closure, Ty, Value};
 
 impl<'p> Emitter<'_, 'p> {
     pub(super) fn emit_data_op(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
@@ -197,6 +197,63 @@ impl<'p> Emitter<'_, 'p> {
             },
             "return" => Instr::Ret {
                 val: self.opt_in(op, "Value")?,
+            },
+            "map_new" => Instr::MapNew {
+                keys: self.ins_slots(op, "Keys")?,
+                vals: self.ins_slots(op, "Values")?,
+                out: self.out1(op, "Out")?,
+            },
+            "map_get" => {
+                let zero = match self.in_ty(op, "X")? {
+                    Ty::Map(_, v) => zero_value(&v, &self.cx.structs)?,
+                    _ => return Err(bad(op, "X is not a map".into())),
+                };
+                Instr::MapGet {
+                    x: self.in1(op, "X")?,
+                    k: self.in1(op, "Key")?,
+                    out: self.opt_out(op, "Out")?,
+                    ok: self.opt_out(op, "Ok")?,
+                    zero,
+                }
+            }
+            "map_set" => Instr::MapSet {
+                x: self.in1(op, "X")?,
+                k: self.in1(op, "Key")?,
+                v: self.in1(op, "Value")?,
+                out: self.out1(op, "Out")?,
+            },
+            "map_delete" => Instr::MapDelete {
+                x: self.in1(op, "X")?,
+                k: self.in1(op, "Key")?,
+                out: self.out1(op, "Out")?,
+            },
+            "map_entry" => Instr::MapEntry {
+                x: self.in1(op, "X")?,
+                i: self.in1(op, "Index")?,
+                key: self.opt_out(op, "Key")?,
+                val: self.opt_out(op, "Value")?,
+            },
+            // A named function as a value is a constant closure.
+            "func_ref" => Instr::Const {
+                out: self.out1(op, "Out")?,
+                val: Value::Func(Some(Arc::new(Closure {
+                    func: self.func_id(op)?,
+                    captures: Box::default(),
+                }))),
+            },
+            "closure" => Instr::Closure {
+                func: self.func_id(op)?,
+                caps: self.ins_slots(op, "Captures")?,
+                out: self.out1(op, "Out")?,
+            },
+            "call_value" => Instr::CallValue {
+                f: self.in1(op, "F")?,
+                args: self.ins_slots(op, "Args")?,
+                out: self.opt_out(op, "Out")?,
+            },
+            "go_value" => Instr::GoValue {
+                f: self.in1(op, "F")?,
+                args: self.ins_slots(op, "Args")?,
             },
             "print" => Instr::Print {
                 args: self.ins_slots(op, "Args")?,

@@ -256,6 +256,7 @@ pub fn len(x: &Value) -> Result<i64, RuntimeError> {
         Value::Str(s) => s.len() as i64,
         Value::List(l) => l.len() as i64,
         Value::Chan(c) => c.ch.as_ref().map_or(0, |c| c.len() as i64),
+        Value::Map(m) => m.entries.len() as i64,
         other => return Err(kind_error("len", other)),
     })
 }

@@ -6,10 +6,19 @@
 //!   task ever sees another task's write;
 //! - a channel value is a reference (`Chan` is a handle) plus its element type,
 //!   kept only so that it prints as `chan T(cap N)`; `None` is the nil channel;
+//! - maps are values too: `Arc<MapVal>`, copied on write like lists; a
+//!   map's entries keep their insertion order (`indexmap`), so iteration is
+//!   reproducible, and printing sorts them by key as Go's fmt does;
+//! - a func value is `None` (nil) or a closure: a function and the values
+//!   its first parameters are bound to;
 //! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats).
 
+use std::cmp::Ordering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+
+use indexmap::IndexMap;
 
 use weft_chan::Chan;
 use weft_tensor::Tensor;
@@ -28,7 +37,13 @@ pub enum Ty {
     Tensor,
     Chan(Arc<Ty>),
     List(Arc<Ty>),
-    Struct { id: u32, name: Arc<str> },
+    Struct {
+        id: u32,
+        name: Arc<str>,
+    },
+    Map(Arc<Ty>, Arc<Ty>),
+    /// A func type, with its printed form (`func(int) bool`).
+    Func(Arc<str>),
 }
 
 impl fmt::Display for Ty {
@@ -42,6 +57,8 @@ impl fmt::Display for Ty {
             Ty::Chan(e) => write!(f, "chan {e}"),
             Ty::List(e) => write!(f, "[]{e}"),
             Ty::Struct { name, .. } => f.write_str(name),
+            Ty::Map(k, v) => write!(f, "map[{k}]{v}"),
+            Ty::Func(sig) => f.write_str(sig),
         }
     }
 }
@@ -84,6 +101,116 @@ pub enum Value {
     Struct(Arc<Vec<Value>>),
     Chan(Box<ChanVal>),
     Tensor(Box<Tensor>),
+    Map(Arc<MapVal>),
+    /// `None` is the nil func.
+    Func(Option<Arc<Closure>>),
+}
+
+/// A func value: the function to run and the values its first
+/// parameters are bound to (a function literal's captured variables).
+#[derive(Debug)]
+pub struct Closure {
+    pub func: u32,
+    pub captures: Box<[Value]>,
+}
+
+/// The hasher of maps: foldhash, fast on the short keys maps mostly hold
+/// (an int, a word), seeded per process. Iteration order does not depend
+/// on it: entries keep insertion order.
+pub type MapHasher = foldhash::fast::RandomState;
+
+/// A map's entries, in insertion order (a deleted entry's place is taken
+/// by the last one, `swap_remove`).
+#[derive(Clone, Default)]
+pub struct MapVal {
+    pub entries: IndexMap<Key, Value, MapHasher>,
+}
+
+/// What a map's key table holds for one entry: its key, value, hash and
+/// index slot (the memory ceiling's count per entry).
+pub const MAP_ENTRY_BYTES: usize = 2 * VALUE_BYTES + 16;
+
+/// A map key: a value of a comparable type (an int, float, string, bool,
+/// channel or struct of those), hashed and compared as `==` does, except
+/// that a float NaN equals itself (so that a NaN key can be found again)
+/// and `-0.0` is `0.0`. A new comparable kind of value needs one arm in
+/// `hash_value` and one in `values_equal`.
+#[derive(Clone)]
+pub struct Key(pub Value);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        key_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Key {}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_value(&self.0, h);
+    }
+}
+
+fn float_key(x: f64) -> u64 {
+    if x == 0.0 {
+        0
+    } else if x.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        x.to_bits()
+    }
+}
+
+fn key_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => float_key(*x) == float_key(*y),
+        (Value::Struct(x), Value::Struct(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
+        }
+        _ => values_equal(a, b),
+    }
+}
+
+fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
+    match v {
+        Value::Int(i) => i.hash(h),
+        Value::Float(x) => float_key(*x).hash(h),
+        Value::Bool(b) => b.hash(h),
+        Value::Str(s) => s.hash(h),
+        Value::Chan(c) => c.ch.as_ref().map(|c| c.id()).hash(h),
+        Value::Struct(fields) => fields.iter().for_each(|f| hash_value(f, h)),
+        // not comparable: never a key (the checker rejects such map types)
+        Value::List(_) | Value::Tensor(_) | Value::Map(_) | Value::Func(_) => {}
+    }
+}
+
+/// The order in which maps print their keys (Go's fmt: numbers and
+/// strings ascending, false before true, channels by identity, structs
+/// field by field; NaN first).
+pub fn key_order(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Float(x), Value::Float(y)) => match (x.is_nan(), y.is_nan()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            _ => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        },
+        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Chan(x), Value::Chan(y)) => {
+            let id = |c: &ChanVal| c.ch.as_ref().map(|c| c.id());
+            id(x).cmp(&id(y))
+        }
+        (Value::Struct(x), Value::Struct(y)) => x
+            .iter()
+            .zip(y.iter())
+            .map(|(p, q)| key_order(p, q))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal),
+        _ => Ordering::Equal,
+    }
 }
 
 impl fmt::Debug for Value {
@@ -164,6 +291,25 @@ impl Value {
             Value::Tensor(t) => {
                 let _ = write!(out, "{t}");
             }
+            Value::Map(m) => {
+                out.push_str("map[");
+                let mut entries: Vec<(&Key, &Value)> = m.entries.iter().collect();
+                entries.sort_by(|a, b| key_order(&a.0 .0, &b.0 .0));
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    if !k.0.write_within(out, max) {
+                        return false;
+                    }
+                    out.push(':');
+                    if !v.write_within(out, max) {
+                        return false;
+                    }
+                }
+                out.push(']');
+            }
+            Value::Func(f) => out.push_str(if f.is_some() { "func" } else { "nil" }),
         }
         out.len() <= max
     }
@@ -193,6 +339,12 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
             Arc::ptr_eq(x, y)
                 || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q)))
         }
+        // func values compare only with nil (the checker's rule)
+        (Value::Func(x), Value::Func(y)) => match (x, y) {
+            (None, None) => true,
+            (Some(p), Some(q)) => Arc::ptr_eq(p, q),
+            _ => false,
+        },
         _ => false,
     }
 }
@@ -224,6 +376,8 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
             elem: e.clone(),
         })),
         Ty::List(_) => Value::list(Vec::new()),
+        Ty::Map(..) => Value::Map(Arc::default()),
+        Ty::Func(_) => Value::Func(None),
         Ty::Struct { id, name } => {
             if depth > structs.len() {
                 return Err(ZeroError::Recursive(name.to_string()));

@@ -53,6 +53,10 @@ pub enum Ty {
     StrList,
     /// A declared struct.
     Struct,
+    /// `map[K]V` for any `K`, `V`.
+    Map,
+    /// A function type.
+    Func,
 }
 
 impl fmt::Display for Ty {
@@ -71,6 +75,8 @@ impl fmt::Display for Ty {
             Ty::FloatList => "[]float",
             Ty::StrList => "[]string",
             Ty::Struct => "struct",
+            Ty::Map => "map",
+            Ty::Func => "func",
         })
     }
 }
@@ -252,6 +258,7 @@ const LABEL: &[AttrSpec] = &[attr_opt("label", K::Str)];
 const V: &str = "values";
 const A: &str = "arithmetic and comparison";
 const L: &str = "lists, strings and structs";
+const M: &str = "maps";
 const C: &str = "channels and select";
 const G: &str = "tasks and calls";
 const F: &str = "control flow";
@@ -290,11 +297,16 @@ pub static OPS: &[OpSpec] = &[
     op(L, "set_index", &[req("X", List), req("Index", Int), req("Value", Any)], &[req("Out", List)], NO_ATTRS, "Out = X with X[Index] = Value (Out and X share a type)"),
     op(L, "slice", &[req("X", Any), opt("Lo", Int), opt("Hi", Int)], OUT, NO_ATTRS, "Out = X[Lo:Hi] of a list or string; Lo defaults to 0, Hi to len(X)"),
     op(L, "append", &[req("X", List), var("Elems", Any)], &[req("Out", List)], NO_ATTRS, "Out = X with Elems appended (Out and X share a type)"),
-    op(L, "len", X, OUT_I, NO_ATTRS, "Out = the length of a string, list or channel (0 for a nil channel)"),
+    op(L, "len", X, OUT_I, NO_ATTRS, "Out = the length of a string, list, map or channel (0 for a nil channel)"),
     op(L, "cap", &[req("X", Chan)], OUT_I, NO_ATTRS, "Out = the capacity of a channel (0 for nil)"),
     op(L, "struct_new", &[var("Fields", Any)], &[req("Out", Struct)], NO_ATTRS, "Out = a struct of Out's type from Fields, one per field in declaration order"),
     op(L, "field", &[req("X", Struct)], OUT, &[attr("name", K::Str)], "Out = X.name"),
     op(L, "set_field", &[req("X", Struct), req("Value", Any)], &[req("Out", Struct)], &[attr("name", K::Str)], "Out = X with X.name = Value"),
+    op(M, "map_new", &[var("Keys", Any), var("Values", Any)], &[req("Out", Map)], NO_ATTRS, "Out = a map of Out's type holding Keys[i]: Values[i] (as many Keys as Values; a later equal key replaces an earlier one)"),
+    op(M, "map_get", &[req("X", Map), req("Key", Any)], &[opt("Out", Any), opt("Ok", Bool)], NO_ATTRS, "Out = X[Key], the zero value of X's value type when absent; Ok = whether Key is present"),
+    op(M, "map_set", &[req("X", Map), req("Key", Any), req("Value", Any)], &[req("Out", Map)], NO_ATTRS, "Out = X with X[Key] = Value (Out and X share a type)"),
+    op(M, "map_delete", &[req("X", Map), req("Key", Any)], &[req("Out", Map)], NO_ATTRS, "Out = X without Key (Out and X share a type)"),
+    op(M, "map_entry", &[req("X", Map), req("Index", Int)], &[opt("Key", Any), opt("Value", Any)], NO_ATTRS, "Key, Value = the entry at position Index of X's iteration order, 0 <= Index < len(X)"),
     op(C, "make_chan", &[opt("Cap", Int)], &[req("Out", Chan)], NO_ATTRS, "Out = a new channel of Out's element type with capacity Cap (default 0; negative panics)"),
     op(C, "send", &[req("Chan", Chan), req("Value", Any)], NONE, NO_ATTRS, "Chan <- Value (Value has Chan's element type)"),
     op(C, "recv", &[req("Chan", Chan)], &[opt("Out", Any), opt("Ok", Bool)], NO_ATTRS, "Out, Ok = <-Chan (Ok false when closed and drained; Out then zero)"),
@@ -307,6 +319,10 @@ pub static OPS: &[OpSpec] = &[
     op(G, "go", &[var("Captures", Any)], NONE, &[attr("block", K::Block)], "start a task running `block` with a snapshot of Captures (every outer variable the block uses)"),
     op(G, "go_call", &[var("Args", Any)], NONE, &[attr("func", K::Str)], "start a task running func(Args)"),
     op(G, "call", &[var("Args", Any)], &[opt("Out", Any)], &[attr("func", K::Str)], "Out = func(Args); Args match func's parameters, Out its result"),
+    op(G, "func_ref", NONE, &[req("Out", Func)], &[attr("func", K::Str)], "Out = the function `func` as a value (Out's type is its signature)"),
+    op(G, "closure", &[var("Captures", Any)], &[req("Out", Func)], &[attr("func", K::Str)], "Out = `func` with its first len(Captures) parameters bound to Captures; Out's type is the signature of the rest"),
+    op(G, "call_value", &[req("F", Func), var("Args", Any)], &[opt("Out", Any)], NO_ATTRS, "Out = F(Args); Args match F's parameters, Out its result; a nil F panics `call of nil function`"),
+    op(G, "go_value", &[req("F", Func), var("Args", Any)], NONE, NO_ATTRS, "start a task running F(Args) (a nil F panics `call of nil function`)"),
     op(G, "return", &[opt("Value", Any)], NONE, NO_ATTRS, "return Value (present iff the function has a result); in a go block: end the task"),
     op(F, "if", &[req("Cond", Bool)], NONE, &[attr("then_block", K::Block), attr_opt("else_block", K::Block)], "run then_block if Cond, else else_block"),
     op(F, "loop", &[opt("Cond", Bool)], NONE,

@@ -4,13 +4,14 @@
 //!
 //! Printed forms follow the surface language: `int`, `float`, `bool`,
 //! `string`, `tensor` (with known dims: `tensor[2,3]`), `chan T`, `[]T`, a
-//! struct's name; a type with no kind set prints as `<unset>`.
+//! struct's name, `map[K]V`, `func(P, Q) R`; a type with no kind set
+//! prints as `<unset>`.
 //! Equality ([`Type::same`]) ignores tensor shapes: a shape is a hint, and
 //! every tensor value has type `tensor`.
 
 use std::fmt;
 
-use crate::pb::{r#type::Kind, ElemType, Scalar, TensorType, Type};
+use crate::pb::{r#type::Kind, ElemType, FuncType, MapType, Scalar, TensorType, Type};
 
 impl Type {
     /// A type of the given kind.
@@ -51,6 +52,20 @@ impl Type {
     /// `[]T`.
     pub fn list(elem: Type) -> Type {
         Type::of(Kind::List(Box::new(elem)))
+    }
+    /// `map[K]V`.
+    pub fn map(key: Type, value: Type) -> Type {
+        Type::of(Kind::Map(Box::new(MapType {
+            key: Some(Box::new(key)),
+            value: Some(Box::new(value)),
+        })))
+    }
+    /// `func(P...) R` (`result` None: no result).
+    pub fn func(params: Vec<Type>, result: Option<Type>) -> Type {
+        Type::of(Kind::Func(Box::new(FuncType {
+            params,
+            result: result.map(Box::new),
+        })))
     }
     /// The struct declared under `name` in `ProgramDesc.structs`.
     pub fn struct_named(name: impl Into<String>) -> Type {
@@ -100,6 +115,20 @@ impl Type {
             _ => None,
         }
     }
+    /// The key and value types of `map[K]V` (None when either is unset).
+    pub fn map_kv(&self) -> Option<(&Type, &Type)> {
+        match &self.kind {
+            Some(Kind::Map(m)) => Some((m.key.as_deref()?, m.value.as_deref()?)),
+            _ => None,
+        }
+    }
+    /// The signature of a func type.
+    pub fn func_type(&self) -> Option<&FuncType> {
+        match &self.kind {
+            Some(Kind::Func(f)) => Some(f),
+            _ => None,
+        }
+    }
     /// The struct's name, for a struct type.
     pub fn struct_name(&self) -> Option<&str> {
         match &self.kind {
@@ -116,9 +145,33 @@ impl Type {
             (Some(Kind::Chan(a)), Some(Kind::Chan(b))) => a.same(b),
             (Some(Kind::List(a)), Some(Kind::List(b))) => a.same(b),
             (Some(Kind::StructName(a)), Some(Kind::StructName(b))) => a == b,
+            (Some(Kind::Map(a)), Some(Kind::Map(b))) => {
+                same_opt(a.key.as_deref(), b.key.as_deref())
+                    && same_opt(a.value.as_deref(), b.value.as_deref())
+            }
+            (Some(Kind::Func(a)), Some(Kind::Func(b))) => {
+                a.params.len() == b.params.len()
+                    && a.params.iter().zip(&b.params).all(|(x, y)| x.same(y))
+                    && match (&a.result, &b.result) {
+                        (None, None) => true,
+                        (Some(x), Some(y)) => x.same(y),
+                        _ => false,
+                    }
+            }
             _ => false,
         }
     }
+}
+
+fn same_opt(a: Option<&Type>, b: Option<&Type>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => x.same(y),
+        _ => false,
+    }
+}
+
+fn opt_name(t: Option<&Type>) -> String {
+    t.map_or_else(|| "<unset>".to_string(), |t| t.to_string())
 }
 
 impl fmt::Display for Type {
@@ -146,6 +199,26 @@ impl fmt::Display for Type {
             Some(Kind::Chan(t)) => write!(f, "chan {t}"),
             Some(Kind::List(t)) => write!(f, "[]{t}"),
             Some(Kind::StructName(n)) => f.write_str(n),
+            Some(Kind::Map(m)) => write!(
+                f,
+                "map[{}]{}",
+                opt_name(m.key.as_deref()),
+                opt_name(m.value.as_deref())
+            ),
+            Some(Kind::Func(ft)) => {
+                f.write_str("func(")?;
+                for (i, p) in ft.params.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{p}")?;
+                }
+                f.write_str(")")?;
+                match &ft.result {
+                    Some(r) => write!(f, " {r}"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

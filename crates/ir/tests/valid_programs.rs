@@ -58,6 +58,9 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         ("pt", Type::struct_named("Pt")),
         ("ds", Type::struct_named("Dataset")),
         ("tick", Type::chan(Type::int())),
+        ("mp", Type::map(Type::string(), Type::int())),
+        ("sqf", Type::func(vec![Type::int()], Some(Type::int()))),
+        ("addf", Type::func(vec![], Some(Type::int()))),
     ];
     for (n, t) in vars {
         b.var(m, n, t);
@@ -269,6 +272,47 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         .finish();
     p.used.push("to".into());
     p.op("load_dataset", &[("Name", "s")], &[("Out", "ds")]);
+    p.b.op(m, "map_new")
+        .input("Keys", ["s"])
+        .input("Values", ["i"])
+        .output("Out", ["mp"])
+        .finish();
+    p.used.push("map_new".into());
+    p.op(
+        "map_get",
+        &[("X", "mp"), ("Key", "s")],
+        &[("Out", "j"), ("Ok", "ok")],
+    );
+    p.op(
+        "map_set",
+        &[("X", "mp"), ("Key", "s"), ("Value", "i")],
+        &[("Out", "mp")],
+    );
+    p.op("map_delete", &[("X", "mp"), ("Key", "s")], &[("Out", "mp")]);
+    p.op(
+        "map_entry",
+        &[("X", "mp"), ("Index", "i")],
+        &[("Key", "s"), ("Value", "j")],
+    );
+    p.op("len", &[("X", "mp")], &[("Out", "i")]);
+    p.b.op(m, "func_ref")
+        .output("Out", ["sqf"])
+        .attr("func", "sq")
+        .finish();
+    p.b.op(m, "closure")
+        .input("Captures", ["i"])
+        .output("Out", ["addf"])
+        .attr("func", "sq")
+        .finish();
+    p.used.extend(["func_ref", "closure"].map(String::from));
+    p.op(
+        "call_value",
+        &[("F", "sqf"), ("Args", "i")],
+        &[("Out", "j")],
+    );
+    p.op("call_value", &[("F", "addf")], &[("Out", "j")]);
+    p.op("go_value", &[("F", "sqf"), ("Args", "i")], &[]);
+    p.op("eq", &[("X", "sqf"), ("Y", "sqf")], &[("Out", "ok")]);
     p.op("return", &[], &[]);
     (p.b.build(), p.used)
 }

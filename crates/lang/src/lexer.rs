@@ -37,6 +37,8 @@ pub enum Tok {
     True,
     False,
     Nil,
+    Map,
+    Defer,
     // punctuation
     LParen,
     RParen,
@@ -110,6 +112,8 @@ impl Tok {
             True => "true",
             False => "false",
             Nil => "nil",
+            Map => "map",
+            Defer => "defer",
             LParen => "(",
             RParen => ")",
             LBrack => "[",
@@ -185,6 +189,8 @@ fn keyword(s: &str) -> Option<Tok> {
         "true" => True,
         "false" => False,
         "nil" => Nil,
+        "map" => Map,
+        "defer" => Defer,
         _ => return None,
     })
 }

@@ -24,6 +24,11 @@ const CASES: &[(&str, &[&str], &str)] = &[
     ("pingpong", &["1000"], "messages 1000\n"),
     ("sieve", &["50"], "prime 50 is 229\n"),
     (
+        "wordcount",
+        &["1000"],
+        "words 1000 bytes 11000 distinct 974 most 3\n",
+    ),
+    (
         "workerpool",
         &["1000", "4"],
         "jobs 1000 workers 4 total 461500\n",

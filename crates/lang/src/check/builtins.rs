@@ -39,7 +39,7 @@ builtins! {
     ReluMask = "relu_mask", Exp = "exp", Log = "log", Softmax = "softmax", Sum = "sum",
     SumRows = "sum_rows", Mean = "mean", ArgmaxRows = "argmax_rows", Onehot = "onehot",
     Rows = "rows", Gather = "gather", Get = "get", Devices = "devices", Device = "device",
-    To = "to", LoadDataset = "load_dataset",
+    To = "to", LoadDataset = "load_dataset", Delete = "delete",
 }
 
 impl Builtin {
@@ -96,7 +96,15 @@ impl Builtin {
 impl<'a> Checker<'a> {
     pub(crate) fn call(&mut self, e: &Expr, func: &Expr, args: &[Expr], spread: bool) -> Operand {
         let ExprKind::Ident(name) = &func.kind else {
+            // a call through a func value: `fs[i](x)`, `func(x int) {}(1)`
             let f = self.value(func);
+            if let Ty::Func(sig) = &f.ty {
+                let name = self.text(func.span);
+                if spread {
+                    self.error(e.span, CheckError::SpreadNonVariadic { name: name.clone() });
+                }
+                return self.call_with(e, &name, &sig.params, sig.result.clone(), args);
+            }
             if !f.ty.is_invalid() {
                 let err = CheckError::CallNonFunction {
                     expr: self.text(func.span),
@@ -114,22 +122,16 @@ impl<'a> Checker<'a> {
                     self.error(e.span, CheckError::SpreadNonVariadic { name: name.clone() });
                 }
                 let f = self.info.funcs[id as usize].clone();
-                self.arity(e, name, args.len(), f.params.len());
-                let ctx = Context::Argument(name.clone());
-                for (i, a) in args.iter().enumerate() {
-                    match f.params.get(i) {
-                        Some((_, t)) => {
-                            self.value_to(a, t, &ctx);
-                        }
-                        None => {
-                            self.value(a);
-                        }
-                    }
+                let params: Vec<Ty> = f.params.iter().map(|(_, t)| t.clone()).collect();
+                self.call_with(e, name, &params, f.result.clone(), args)
+            }
+            Some((Res::Var(id), Ty::Func(sig))) => {
+                self.info.uses.insert(func.id, Res::Var(id));
+                self.record(func, &Ty::Func(sig.clone()));
+                if spread {
+                    self.error(e.span, CheckError::SpreadNonVariadic { name: name.clone() });
                 }
-                Operand {
-                    ty: f.result.clone().unwrap_or(Ty::Void),
-                    val: None,
-                }
+                self.call_with(e, name, &sig.params, sig.result.clone(), args)
             }
             Some((Res::Builtin(b), _)) => {
                 self.info.uses.insert(func.id, Res::Builtin(b));
@@ -158,6 +160,8 @@ impl<'a> Checker<'a> {
             None => {
                 let err = if self.is_struct_name(name) {
                     CheckError::ConvertToType { name: name.clone() }
+                } else if name == "recover" {
+                    CheckError::Recover
                 } else {
                     CheckError::Undefined { name: name.clone() }
                 };
@@ -165,6 +169,58 @@ impl<'a> Checker<'a> {
                 self.check_args_loosely(args);
                 Operand::invalid()
             }
+        }
+    }
+
+    /// A call of a function (named `name` in messages) with these
+    /// parameters and result; `g(f(x))` passes f's several results.
+    fn call_with(
+        &mut self,
+        e: &Expr,
+        name: &str,
+        params: &[Ty],
+        result: Option<Ty>,
+        args: &[Expr],
+    ) -> Operand {
+        let ctx = Context::Argument(name.to_string());
+        if args.len() == 1 && params.len() >= 2 && super::stmt::is_multi_source(&args[0]) {
+            let op = self.expr(&args[0]);
+            match &op.ty {
+                Ty::Tuple(ts) if ts.len() == params.len() => {
+                    for (t, p) in ts.iter().zip(params) {
+                        self.must_fit(&args[0], t, p, &ctx);
+                    }
+                }
+                Ty::Tuple(ts) => {
+                    self.arity(e, name, ts.len(), params.len());
+                }
+                Ty::Invalid => {}
+                Ty::Void => {
+                    let err = CheckError::NoValue {
+                        expr: self.text(args[0].span),
+                    };
+                    self.error(args[0].span, err);
+                }
+                _ => {
+                    self.arity(e, name, 1, params.len());
+                }
+            }
+        } else {
+            self.arity(e, name, args.len(), params.len());
+            for (i, a) in args.iter().enumerate() {
+                match params.get(i) {
+                    Some(t) => {
+                        self.value_to(a, t, &ctx);
+                    }
+                    None => {
+                        self.value(a);
+                    }
+                }
+            }
+        }
+        Operand {
+            ty: result.unwrap_or(Ty::Void),
+            val: None,
         }
     }
 
@@ -238,7 +294,7 @@ impl<'a> Checker<'a> {
                 let ok = match (&op.ty, b) {
                     (Ty::Invalid, _) => return Operand::invalid(),
                     (Ty::Chan(_), _) => true,
-                    (Ty::Str | Ty::List(_), Builtin::Len) => true,
+                    (Ty::Str | Ty::List(_) | Ty::Map(..), Builtin::Len) => true,
                     _ => false,
                 };
                 if !ok {
@@ -362,7 +418,7 @@ impl<'a> Checker<'a> {
                     self.value_to(n, &Ty::Int, &ctx);
                 }
                 match ty {
-                    Ty::Chan(_) => Operand { ty, val: None },
+                    Ty::Chan(_) | Ty::Map(..) => Operand { ty, val: None },
                     Ty::Invalid => Operand::invalid(),
                     t => {
                         let err = CheckError::CannotMake {
@@ -420,6 +476,31 @@ impl<'a> Checker<'a> {
                     ty: result,
                     val: None,
                 }
+            }
+            Builtin::Delete => {
+                if !self.arity(e, name, args.len(), 2) {
+                    self.check_args_loosely(args);
+                    return Operand::of(Ty::Void);
+                }
+                let m = self.value(&args[0]);
+                match &m.ty {
+                    Ty::Map(k, _) => {
+                        self.value_to(&args[1], k, &ctx);
+                    }
+                    Ty::Invalid => {
+                        self.value(&args[1]);
+                    }
+                    t => {
+                        let err = CheckError::BuiltinArgType {
+                            expr: self.text(args[0].span),
+                            ty: self.tyname(t),
+                            builtin: name,
+                        };
+                        self.error(args[0].span, err);
+                        self.value(&args[1]);
+                    }
+                }
+                Operand::of(Ty::Void)
             }
             Builtin::Get => {
                 let Some(first) = args.first() else {
