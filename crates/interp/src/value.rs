@@ -6,12 +6,15 @@
 //!   task ever sees another task's write;
 //! - a channel value is a reference (`Chan` is a handle) plus its element type,
 //!   kept only so that it prints as `chan T(cap N)`; `None` is the nil channel;
+//! - a comm value is a reference too: a member of a collective group
+//!   (`weft_coll::Member`, whose copies are the same member); `None` is nil;
 //! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats).
 
 use std::fmt;
 use std::sync::Arc;
 
 use weft_chan::Chan;
+use weft_coll::Member;
 use weft_tensor::Tensor;
 
 use super::fmt_float::write_float;
@@ -26,6 +29,7 @@ pub enum Ty {
     Bool,
     Str,
     Tensor,
+    Comm,
     Chan(Arc<Ty>),
     List(Arc<Ty>),
     Struct { id: u32, name: Arc<str> },
@@ -39,6 +43,7 @@ impl fmt::Display for Ty {
             Ty::Bool => f.write_str("bool"),
             Ty::Str => f.write_str("string"),
             Ty::Tensor => f.write_str("tensor"),
+            Ty::Comm => f.write_str("comm"),
             Ty::Chan(e) => write!(f, "chan {e}"),
             Ty::List(e) => write!(f, "[]{e}"),
             Ty::Struct { name, .. } => f.write_str(name),
@@ -84,6 +89,8 @@ pub enum Value {
     Struct(Arc<Vec<Value>>),
     Chan(Box<ChanVal>),
     Tensor(Box<Tensor>),
+    /// A member of a collective group; `None` is the nil comm.
+    Comm(Option<Box<Member<Value>>>),
 }
 
 impl fmt::Debug for Value {
@@ -164,6 +171,10 @@ impl Value {
             Value::Tensor(t) => {
                 let _ = write!(out, "{t}");
             }
+            Value::Comm(None) => out.push_str("nil"),
+            Value::Comm(Some(m)) => {
+                let _ = write!(out, "comm(rank {} of {})", m.rank(), m.size());
+            }
         }
         out.len() <= max
     }
@@ -175,8 +186,8 @@ impl Value {
     }
 }
 
-/// `==` of the language: scalars by value, channels by identity (nil equals
-/// nil), structs field by field. Lists and tensors are not comparable (the
+/// `==` of the language: scalars by value, channels and comms by identity
+/// (nil equals nil), structs field by field. Lists and tensors are not comparable (the
 /// checker rejects them); they compare unequal here.
 pub fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -187,6 +198,11 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         (Value::Chan(x), Value::Chan(y)) => match (&x.ch, &y.ch) {
             (None, None) => true,
             (Some(p), Some(q)) => p.id() == q.id(),
+            _ => false,
+        },
+        (Value::Comm(x), Value::Comm(y)) => match (x, y) {
+            (None, None) => true,
+            (Some(p), Some(q)) => p.same(q),
             _ => false,
         },
         (Value::Struct(x), Value::Struct(y)) => {
@@ -219,6 +235,7 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
         Ty::Bool => Value::Bool(false),
         Ty::Str => Value::empty_str(),
         Ty::Tensor => Value::Tensor(Box::default()),
+        Ty::Comm => Value::Comm(None),
         Ty::Chan(e) => Value::Chan(Box::new(ChanVal {
             ch: None,
             elem: e.clone(),
@@ -327,6 +344,24 @@ mod tests {
             zero_value(&l, &structs),
             Err(ZeroError::Recursive(_))
         ));
+    }
+
+    #[test]
+    fn comms_print_and_compare_by_identity() {
+        let g = weft_coll::group::<Value>(4, 1).expect("a group of 4");
+        let c = |i: usize| Value::Comm(Some(Box::new(g[i].clone())));
+        assert_eq!(c(0).to_display(), "comm(rank 0 of 4)");
+        assert_eq!(c(3).to_display(), "comm(rank 3 of 4)");
+        let nil = zero_value(&Ty::Comm, &[]).unwrap();
+        assert_eq!(nil.to_display(), "nil");
+        assert!(values_equal(&c(1), &c(1)));
+        assert!(!values_equal(&c(1), &c(2)));
+        assert!(values_equal(&nil, &nil.clone()));
+        assert!(!values_equal(&nil, &c(0)));
+        let other = weft_coll::group::<Value>(4, 1).expect("a group of 4");
+        let d = Value::Comm(Some(Box::new(other[1].clone())));
+        assert!(!values_equal(&c(1), &d));
+        assert_eq!(Ty::List(Arc::new(Ty::Comm)).to_string(), "[]comm");
     }
 
     #[test]

@@ -3,14 +3,14 @@
 //! printed form used by `dump` and by verifier messages.
 //!
 //! Printed forms follow the surface language: `int`, `float`, `bool`,
-//! `string`, `tensor` (with known dims: `tensor[2,3]`), `chan T`, `[]T`, a
-//! struct's name; a type with no kind set prints as `<unset>`.
+//! `string`, `tensor` (with known dims: `tensor[2,3]`), `chan T`, `[]T`,
+//! `comm`, a struct's name; a type with no kind set prints as `<unset>`.
 //! Equality ([`Type::same`]) ignores tensor shapes: a shape is a hint, and
 //! every tensor value has type `tensor`.
 
 use std::fmt;
 
-use crate::pb::{r#type::Kind, ElemType, Scalar, TensorType, Type};
+use crate::pb::{r#type::Kind, Comm, ElemType, Scalar, TensorType, Type};
 
 impl Type {
     /// A type of the given kind.
@@ -52,6 +52,10 @@ impl Type {
     pub fn list(elem: Type) -> Type {
         Type::of(Kind::List(Box::new(elem)))
     }
+    /// `comm`: a member of a collective group.
+    pub fn comm() -> Type {
+        Type::of(Kind::Comm(Comm {}))
+    }
     /// The struct declared under `name` in `ProgramDesc.structs`.
     pub fn struct_named(name: impl Into<String>) -> Type {
         Type::of(Kind::StructName(name.into()))
@@ -86,6 +90,10 @@ impl Type {
     pub fn is_tensor(&self) -> bool {
         matches!(self.kind, Some(Kind::Tensor(_)))
     }
+    /// `comm`?
+    pub fn is_comm(&self) -> bool {
+        matches!(self.kind, Some(Kind::Comm(_)))
+    }
     /// The element type of `chan T`.
     pub fn chan_elem(&self) -> Option<&Type> {
         match &self.kind {
@@ -116,6 +124,7 @@ impl Type {
             (Some(Kind::Chan(a)), Some(Kind::Chan(b))) => a.same(b),
             (Some(Kind::List(a)), Some(Kind::List(b))) => a.same(b),
             (Some(Kind::StructName(a)), Some(Kind::StructName(b))) => a == b,
+            (Some(Kind::Comm(_)), Some(Kind::Comm(_))) => true,
             _ => false,
         }
     }
@@ -146,6 +155,7 @@ impl fmt::Display for Type {
             Some(Kind::Chan(t)) => write!(f, "chan {t}"),
             Some(Kind::List(t)) => write!(f, "[]{t}"),
             Some(Kind::StructName(n)) => f.write_str(n),
+            Some(Kind::Comm(_)) => f.write_str("comm"),
         }
     }
 }
@@ -162,6 +172,7 @@ mod tests {
         );
         assert_eq!(Type::tensor_shaped(vec![2, 3]).to_string(), "tensor[2,3]");
         assert_eq!(Type::struct_named("Batch").to_string(), "Batch");
+        assert_eq!(Type::list(Type::comm()).to_string(), "[]comm");
         assert_eq!(Type::default().to_string(), "<unset>");
         assert_eq!(Type::of(Kind::Scalar(0)).to_string(), "<scalar 0>");
     }
@@ -171,5 +182,7 @@ mod tests {
         assert!(Type::tensor().same(&Type::tensor_shaped(vec![4])));
         assert!(!Type::chan(Type::int()).same(&Type::chan(Type::float())));
         assert!(!Type::default().same(&Type::default()));
+        assert!(Type::comm().same(&Type::comm()));
+        assert!(!Type::comm().same(&Type::int()));
     }
 }

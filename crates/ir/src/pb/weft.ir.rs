@@ -66,7 +66,7 @@ pub struct VarDesc {
 /// A type. Exactly one of the kinds is set.
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Type {
-    #[prost(oneof = "r#type::Kind", tags = "1, 2, 3, 4, 5")]
+    #[prost(oneof = "r#type::Kind", tags = "1, 2, 3, 4, 5, 6")]
     pub kind: ::core::option::Option<r#type::Kind>,
 }
 /// Nested message and enum types in `Type`.
@@ -87,8 +87,14 @@ pub mod r#type {
         /// reach itself through a channel: type Node struct { next chan Node }).
         #[prost(string, tag = "5")]
         StructName(::prost::alloc::string::String),
+        /// comm: a member of a collective group (docs/language.md, "Collectives").
+        #[prost(message, tag = "6")]
+        Comm(super::Comm),
     }
 }
+/// The `comm` type has no parameters.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Comm {}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct TensorType {
     /// Element type; only FLOAT32 today.

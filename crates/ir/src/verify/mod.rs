@@ -574,7 +574,7 @@ impl<'p> Ctx<'p> {
                 let kind = IssueKind::BadType(what, format!("tensor element type {}", t.elem));
                 return self.push(site, kind);
             }
-            Some(Kind::Chan(_)) | Some(Kind::List(_)) => return,
+            Some(Kind::Chan(_)) | Some(Kind::List(_)) | Some(Kind::Comm(_)) => return,
             Some(Kind::StructName(s)) => {
                 if self.structs.contains_key(s.as_str()) {
                     return;

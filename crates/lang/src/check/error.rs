@@ -856,6 +856,19 @@ pub enum CheckError {
         /// `after` or `sleep`.
         builtin: &'static str,
     },
+    /// The value of a reduction (`allreduce_sum` and the like) is not an
+    /// `int`, `float` or `tensor`.
+    #[error(
+        "invalid argument: {expr} (type {ty}) for built-in {builtin} (want int, float or tensor)"
+    )]
+    ReduceArgType {
+        /// The argument.
+        expr: String,
+        /// Its type.
+        ty: String,
+        /// The reduction.
+        builtin: &'static str,
+    },
 
     // ---- after checking ----
     /// The lowering produced a program the IR verifier rejects (a compiler bug).
@@ -1016,10 +1029,11 @@ mod tests {
             LoweringInvalid { .. } => 91,
             EmptyProgram => 92,
             TypeTooDeep { .. } => 93,
+            ReduceArgType { .. } => 94,
         }
     }
 
-    const VARIANTS: usize = 94;
+    const VARIANTS: usize = 95;
 
     fn one_of_each() -> Vec<CheckError> {
         use CheckError::*;
@@ -1258,6 +1272,11 @@ mod tests {
             },
             EmptyProgram,
             TypeTooDeep { limit: 64 },
+            ReduceArgType {
+                expr: s("names"),
+                ty: s("[]string"),
+                builtin: "allreduce_sum",
+            },
         ]
     }
 
