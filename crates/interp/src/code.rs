@@ -14,6 +14,7 @@
 //! The instruction set imports nothing from the executor or the lowering:
 //! only values (`value.rs`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use weft_rt::SrcLoc;
@@ -116,6 +117,33 @@ pub struct SelCase {
     /// Where the case is written (the IR's `case_locs`), for a panic in a
     /// chosen case (docs/language.md, "Details"); `None`: the `select`'s location.
     pub loc: Option<SrcLoc>,
+}
+
+/// A collective's operation: the backend's `weft_coll::Op` less
+/// `broadcast`'s root, which is a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CollOp {
+    AllReduce(weft_coll::Reduce),
+    Broadcast,
+    AllGather,
+    Barrier,
+}
+
+/// The operands of a collective (boxed in `Instr::Collective`: rare, and
+/// wider than the other instructions).
+#[derive(Debug)]
+pub struct CollInstr {
+    pub op: CollOp,
+    pub comm: Slot,
+    /// The member's value (every op but `barrier`).
+    pub x: Option<Slot>,
+    /// `broadcast`'s root.
+    pub root: Option<Slot>,
+    /// Where the result goes (every op but `barrier`).
+    pub out: Option<Slot>,
+    /// The value's type as mismatch messages name it (`int`, `[]float`,
+    /// a struct's name).
+    pub ty: Cow<'static, str>,
 }
 
 /// One instruction. Operands are slots of the current frame.
@@ -427,6 +455,24 @@ pub enum Instr {
         f: Slot,
         args: Box<[Slot]>,
     },
+    /// `group(n)`: a new group of `n` members, as a `[]comm`.
+    Group {
+        n: Slot,
+        rings: u32,
+        out: Slot,
+    },
+    /// `world()`: the run's member of the group of all processes.
+    World {
+        out: Slot,
+    },
+    /// `rank(c)`, or `size(c)` when `size`.
+    CommInfo {
+        comm: Slot,
+        size: bool,
+        out: Slot,
+    },
+    /// A collective: leaves `step` for `run_task` to wait for the group.
+    Collective(Box<CollInstr>),
 }
 
 impl Instr {
@@ -470,7 +516,11 @@ impl Instr {
             | Instr::MapNew { out, .. }
             | Instr::MapSet { out, .. }
             | Instr::MapDelete { out, .. }
-            | Instr::Closure { out, .. } => Some(out),
+            | Instr::Closure { out, .. }
+            | Instr::Group { out, .. }
+            | Instr::World { out }
+            | Instr::CommInfo { out, .. } => Some(out),
+            Instr::Collective(c) => c.out.as_mut(),
             Instr::Call { out: Some(out), .. } => Some(out),
             _ => None,
         }

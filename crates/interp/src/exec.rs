@@ -19,7 +19,8 @@
 //! jumps, calls and returns, list and struct ops, plain send and receive)
 //! and calls out-of-line helpers for the rare ones (select with `default`,
 //! `go`, tensor ops, `print`, timers, channel creation and closing,
-//! `rand`/`perm`) and for every failure, so the hot loop stays small.
+//! `rand`/`perm`, groups and collectives) and for every failure, so the
+//! hot loop stays small.
 //!
 //! Memory: every instruction that allocates for the program asks the run's
 //! memory ceiling (`Shared::mem`) first, with the bytes it is about to
@@ -31,15 +32,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
+use weft_coll::{CollError, Op};
 use weft_rt::memlimit::{Ceiling, OutOfMemory};
 use weft_rt::{self as runtime, TaskEnd};
 
-use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot, TensorOp};
+use super::code::{CollInstr, CollOp, Func, FuncId, Instr, IntOp, Pc, SelCase, Slot, TensorOp};
 use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
 use super::ops::{self, kind_error};
-use super::state::{Failure, Frame, Shared, TaskState, Wait, BUDGET};
+use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
 use super::value::{ChanVal, Closure, Key, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES};
 
 /// Every this many budget steps a busy task lets the runtime hand a task
@@ -50,6 +52,9 @@ const LIFO_CHECK: u32 = 64;
 const MAX_STACK: usize = 1 << 22;
 /// The largest `perm(n)`.
 const MAX_PERM: i64 = 1 << 28;
+/// The largest group `group(n)` makes (as `perm`'s bound: past it the
+/// members alone would not fit in memory).
+const MAX_GROUP: i64 = 1 << 28;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
@@ -62,6 +67,9 @@ const CHAN_SLOT_BYTES: usize = VALUE_BYTES + 8;
 /// ... and for a pending timer (its entry, its place in the heap and the
 /// action that sends on `after`'s channel).
 pub(super) const TIMER_BYTES: usize = 128;
+/// ... and for each member of a new group (its `comm` value, its box and
+/// its share of the group's state).
+const MEMBER_BYTES: usize = VALUE_BYTES + 128;
 
 /// Runs instructions until the task ends or must await something. A plain
 /// function, so the hot loop's state lives in registers, not in the task's
@@ -560,6 +568,10 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     break 'run Wait::Yield;
                 }
             }
+            Instr::Group { n, rings, out } => rare!(group(sh.mem, fs, f, at, *n, *rings, *out)),
+            Instr::World { out } => rare!(world(sh, fs, f, at, *out)),
+            Instr::CommInfo { comm, size, out } => rare!(comm_info(fs, f, at, *comm, *size, *out)),
+            Instr::Collective(c) => break 'run collective(fs, f, at, c),
         }
     };
     *pc_out = pc;
@@ -1067,4 +1079,107 @@ fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeEr
 fn tensor(fs: &[Value], op: TensorOp, ins: &[Slot], at: usize) -> Wait {
     let args: Vec<Value> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
     Wait::Tensor { op, args, at }
+}
+
+/// `group(n)`: a new group of `n` members, as a `[]comm` in rank order.
+#[inline(never)]
+fn group(
+    mem: Ceiling,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    n: Slot,
+    rings: u32,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let n = match ops::as_int(&fs[n as usize]) {
+        Ok(n) => n,
+        Err(e) => return Break(fail(f, at, e)),
+    };
+    if !(1..=MAX_GROUP).contains(&n) {
+        return Break(fail(f, at, CollError::GroupSize.into()));
+    }
+    let n = n as usize;
+    if let Err(e) = mem.check(n.saturating_mul(MEMBER_BYTES)) {
+        return Break(out_of_memory(f, at, e));
+    }
+    match weft_coll::group::<Value>(n, rings as usize) {
+        Ok(members) => {
+            let comms = members.into_iter().map(|m| Value::Comm(Some(Box::new(m))));
+            fs[out as usize] = Value::list(comms.collect());
+            Continue(())
+        }
+        Err(e) => Break(fail(f, at, e.into())),
+    }
+}
+
+/// `world()`: the run's member of the group of all processes.
+#[inline(never)]
+fn world(sh: &Shared, fs: &mut [Value], f: &Func, at: usize, out: Slot) -> ControlFlow<Wait> {
+    match &sh.world {
+        Some(m) => {
+            fs[out as usize] = Value::Comm(Some(Box::new(m.clone())));
+            Continue(())
+        }
+        None => Break(bug(f, at, InternalError::Collective(CollError::GroupSize))),
+    }
+}
+
+/// `rank(c)` or `size(c)`.
+#[inline(never)]
+fn comm_info(
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    comm: Slot,
+    size: bool,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let n = match &fs[comm as usize] {
+        Value::Comm(Some(m)) if size => m.size(),
+        Value::Comm(Some(m)) => m.rank(),
+        Value::Comm(None) => return Break(fail(f, at, RuntimeError::NilComm)),
+        other => return Break(fail(f, at, kind_error("comm", other))),
+    };
+    fs[out as usize] = Value::Int(n as i64);
+    Continue(())
+}
+
+/// A collective: checks the comm (nil panics) and `broadcast`'s root here,
+/// with the op's location, then leaves `step` for `run_task` to wait for
+/// the group (the value is cloned: a list or tensor shares its storage).
+#[inline(never)]
+fn collective(fs: &[Value], f: &Func, at: usize, c: &CollInstr) -> Wait {
+    let member = match &fs[c.comm as usize] {
+        Value::Comm(Some(m)) => (**m).clone(),
+        Value::Comm(None) => return fail(f, at, RuntimeError::NilComm),
+        other => return fail(f, at, kind_error("comm", other)),
+    };
+    let op = match c.op {
+        CollOp::AllReduce(r) => Op::AllReduce(r),
+        CollOp::AllGather => Op::AllGather,
+        CollOp::Barrier => Op::Barrier,
+        CollOp::Broadcast => {
+            let root = match c.root.map(|r| ops::as_int(&fs[r as usize])) {
+                Some(Ok(r)) => r,
+                Some(Err(e)) => return fail(f, at, e),
+                None => return bug(f, at, InternalError::LostInstruction("broadcast root")),
+            };
+            let size = member.size();
+            match usize::try_from(root) {
+                Ok(r) if r < size => Op::Broadcast { root: r },
+                _ => return fail(f, at, RuntimeError::BroadcastRoot { root, size }),
+            }
+        }
+    };
+    let call = CollWait {
+        member,
+        op,
+        ty: c.ty.clone(),
+        x: c.x.map(|x| fs[x as usize].clone()),
+    };
+    Wait::Collective {
+        call: Box::new(call),
+        at,
+    }
 }

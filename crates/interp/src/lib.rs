@@ -25,7 +25,8 @@
 //! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output` |
 //! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
 //! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `frame`, `state`, `complete` |
-//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `state`, `complete`, `exec` |
+//! | `coll_ops.rs`     | collectives: values to `weft_coll`'s data and back, tensors without copies | `code`, `value`, `error`, `tensor_ops` |
+//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `coll_ops`, `state`, `complete`, `exec` |
 //! | `report.rs`       | `RunOutcome`, and its stderr text and exit code          | `error`                    |
 //! | `lib.rs`          | `run_program`: verify, lower, run; the public API        | everything                 |
 //!
@@ -36,6 +37,7 @@
 //! design.
 
 mod code;
+mod coll_ops;
 mod complete;
 mod error;
 mod exec;
@@ -158,6 +160,9 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         internal: Mutex::new(None),
         mem: Ceiling::new(cfg.max_memory),
         task_bytes: task::task_bytes(),
+        world: weft_coll::group(1, weft_ir::registry::DEFAULT_RINGS as usize)
+            .ok()
+            .and_then(|g| g.into_iter().next()),
     });
     let rt = Runtime::new(runtime::Config {
         workers: cfg.workers.max(1),

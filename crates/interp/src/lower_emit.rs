@@ -129,6 +129,7 @@ impl<'p> Cx<'p> {
                 _ => Err(LowerError::BadType(format!("scalar {s}"))),
             },
             Some(Kind::Tensor(_)) => Ok(Ty::Tensor),
+            Some(Kind::Comm(_)) => Ok(Ty::Comm),
             Some(Kind::Chan(e)) => Ok(Ty::Chan(Arc::new(self.ty(e)?))),
             Some(Kind::List(e)) => Ok(Ty::List(Arc::new(self.ty(e)?))),
             Some(Kind::StructName(n)) => match self.struct_ids.get(n.as_str()) {

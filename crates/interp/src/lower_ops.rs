@@ -3,11 +3,13 @@
 //! `add` on ints, floats, strings and tensors becomes four different
 //! instructions and nothing is decided by type while running.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use weft_coll::Reduce;
 use weft_ir::{pb, registry};
 
-use super::code::{CmpKind, CmpOp, FloatOp, Instr, IntOp, TensorOp};
+use super::code::{CmpKind, CmpOp, CollInstr, CollOp, FloatOp, Instr, IntOp, TensorOp};
 use super::lower_emit::{attr, bad, Emitter, LowerError};
 use super::value::{zero_value, Closure, Ty, Value};
 
@@ -282,6 +284,27 @@ impl<'p> Emitter<'_, 'p> {
                 n: self.in1(op, "N")?,
                 out: self.out1(op, "Out")?,
             },
+            "c_group" => {
+                let rings = match attr(op, registry::RINGS_ATTR) {
+                    Some(pb::attr::Value::I(r)) => u32::try_from(*r).ok().filter(|r| *r >= 1),
+                    _ => None,
+                };
+                Instr::Group {
+                    n: self.in1(op, "N")?,
+                    rings: rings.ok_or_else(|| bad(op, "rings is not a positive u32".into()))?,
+                    out: self.out1(op, "Out")?,
+                }
+            }
+            "c_world" => Instr::World {
+                out: self.out1(op, "Out")?,
+            },
+            "c_rank" | "c_size" => Instr::CommInfo {
+                comm: self.in1(op, "Comm")?,
+                size: t == "c_size",
+                out: self.out1(op, "Out")?,
+            },
+            "c_allreduce_sum" | "c_allreduce_max" | "c_allreduce_min" | "c_allreduce_prod"
+            | "c_broadcast" | "c_allgather" | "c_barrier" => self.collective(op, t)?,
             other => match TensorOp::from_name(other) {
                 Some(top) => self.tensor_builtin(op, top)?,
                 None => return Err(LowerError::UnknownOp(other.to_string())),
@@ -372,6 +395,47 @@ impl<'p> Emitter<'_, 'p> {
             .position(|(f, _)| **f == **name)
             .map(|i| i as u32)
             .ok_or_else(|| LowerError::UnknownField(info.name.to_string(), name.clone()))
+    }
+
+    /// A collective op (`c_allreduce_*`, `c_broadcast`, `c_allgather`,
+    /// `c_barrier`), with its value's type named for mismatch messages.
+    fn collective(&self, op: &'p pb::OpDesc, t: &str) -> Result<Instr, LowerError> {
+        let cop = match t {
+            "c_allreduce_sum" => CollOp::AllReduce(Reduce::Sum),
+            "c_allreduce_max" => CollOp::AllReduce(Reduce::Max),
+            "c_allreduce_min" => CollOp::AllReduce(Reduce::Min),
+            "c_allreduce_prod" => CollOp::AllReduce(Reduce::Prod),
+            "c_broadcast" => CollOp::Broadcast,
+            "c_allgather" => CollOp::AllGather,
+            _ => CollOp::Barrier,
+        };
+        let (x, out, ty) = if cop == CollOp::Barrier {
+            (None, None, Cow::Borrowed(""))
+        } else {
+            let ty = match self.in_ty(op, "X")? {
+                Ty::Int => Cow::Borrowed("int"),
+                Ty::Float => Cow::Borrowed("float"),
+                Ty::Bool => Cow::Borrowed("bool"),
+                Ty::Str => Cow::Borrowed("string"),
+                Ty::Tensor => Cow::Borrowed("tensor"),
+                Ty::Comm => Cow::Borrowed("comm"),
+                other => Cow::Owned(other.to_string()),
+            };
+            let x = self.in1(op, "X")?;
+            (Some(x), Some(self.out1(op, "Out")?), ty)
+        };
+        let root = match cop {
+            CollOp::Broadcast => Some(self.in1(op, "Root")?),
+            _ => None,
+        };
+        Ok(Instr::Collective(Box::new(CollInstr {
+            op: cop,
+            comm: self.in1(op, "Comm")?,
+            x,
+            root,
+            out,
+            ty,
+        })))
     }
 
     /// A tensor builtin: the inputs of its registry slots, in argument

@@ -6,6 +6,8 @@
 //!   task ever sees another task's write;
 //! - a channel value is a reference (`Chan` is a handle) plus its element type,
 //!   kept only so that it prints as `chan T(cap N)`; `None` is the nil channel;
+//! - a comm value is a reference too: a member of a collective group
+//!   (`weft_coll::Member`, whose copies are the same member); `None` is nil;
 //! - maps are values too: `Arc<MapVal>`, copied on write like lists; a
 //!   map's entries keep their insertion order (`indexmap`), so iteration is
 //!   reproducible, and printing sorts them by key as Go's fmt does;
@@ -21,6 +23,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use weft_chan::Chan;
+use weft_coll::Member;
 use weft_tensor::Tensor;
 
 use super::fmt_float::write_float;
@@ -35,6 +38,7 @@ pub enum Ty {
     Bool,
     Str,
     Tensor,
+    Comm,
     Chan(Arc<Ty>),
     List(Arc<Ty>),
     Struct {
@@ -54,6 +58,7 @@ impl fmt::Display for Ty {
             Ty::Bool => f.write_str("bool"),
             Ty::Str => f.write_str("string"),
             Ty::Tensor => f.write_str("tensor"),
+            Ty::Comm => f.write_str("comm"),
             Ty::Chan(e) => write!(f, "chan {e}"),
             Ty::List(e) => write!(f, "[]{e}"),
             Ty::Struct { name, .. } => f.write_str(name),
@@ -101,6 +106,8 @@ pub enum Value {
     Struct(Arc<Vec<Value>>),
     Chan(Box<ChanVal>),
     Tensor(Box<Tensor>),
+    /// A member of a collective group; `None` is the nil comm.
+    Comm(Option<Box<Member<Value>>>),
     Map(Arc<MapVal>),
     /// `None` is the nil func.
     Func(Option<Arc<Closure>>),
@@ -131,7 +138,7 @@ pub struct MapVal {
 pub const MAP_ENTRY_BYTES: usize = 2 * VALUE_BYTES + 16;
 
 /// A map key: a value of a comparable type (an int, float, string, bool,
-/// channel or struct of those), hashed and compared as `==` does, except
+/// channel, comm or struct of those), hashed and compared as `==` does, except
 /// that a float NaN equals itself (so that a NaN key can be found again)
 /// and `-0.0` is `0.0`. A new comparable kind of value needs one arm in
 /// `hash_value` and one in `values_equal`.
@@ -179,6 +186,8 @@ fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::Bool(b) => b.hash(h),
         Value::Str(s) => s.hash(h),
         Value::Chan(c) => c.ch.as_ref().map(|c| c.id()).hash(h),
+        // identity, as `values_equal`: the group and the rank
+        Value::Comm(c) => c.as_ref().map(|m| m.identity()).hash(h),
         Value::Struct(fields) => fields.iter().for_each(|f| hash_value(f, h)),
         // not comparable: never a key (the checker rejects such map types)
         Value::List(_) | Value::Tensor(_) | Value::Map(_) | Value::Func(_) => {}
@@ -186,8 +195,9 @@ fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
 }
 
 /// The order in which maps print their keys (Go's fmt: numbers and
-/// strings ascending, false before true, channels by identity, structs
-/// field by field; NaN first).
+/// strings ascending, false before true, channels by identity, comms by
+/// rank (nil first; comms of one rank keep insertion order: the sort is
+/// stable), structs field by field; NaN first).
 pub fn key_order(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
@@ -202,6 +212,10 @@ pub fn key_order(a: &Value, b: &Value) -> Ordering {
         (Value::Chan(x), Value::Chan(y)) => {
             let id = |c: &ChanVal| c.ch.as_ref().map(|c| c.id());
             id(x).cmp(&id(y))
+        }
+        (Value::Comm(x), Value::Comm(y)) => {
+            let rank = |c: &Option<Box<Member<Value>>>| c.as_ref().map(|m| (m.rank(), m.size()));
+            rank(x).cmp(&rank(y))
         }
         (Value::Struct(x), Value::Struct(y)) => x
             .iter()
@@ -291,6 +305,10 @@ impl Value {
             Value::Tensor(t) => {
                 let _ = write!(out, "{t}");
             }
+            Value::Comm(None) => out.push_str("nil"),
+            Value::Comm(Some(m)) => {
+                let _ = write!(out, "comm(rank {} of {})", m.rank(), m.size());
+            }
             Value::Map(m) => {
                 out.push_str("map[");
                 let mut entries: Vec<(&Key, &Value)> = m.entries.iter().collect();
@@ -321,8 +339,8 @@ impl Value {
     }
 }
 
-/// `==` of the language: scalars by value, channels by identity (nil equals
-/// nil), structs field by field. Lists and tensors are not comparable (the
+/// `==` of the language: scalars by value, channels and comms by identity
+/// (nil equals nil), structs field by field. Lists and tensors are not comparable (the
 /// checker rejects them); they compare unequal here.
 pub fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -333,6 +351,11 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         (Value::Chan(x), Value::Chan(y)) => match (&x.ch, &y.ch) {
             (None, None) => true,
             (Some(p), Some(q)) => p.id() == q.id(),
+            _ => false,
+        },
+        (Value::Comm(x), Value::Comm(y)) => match (x, y) {
+            (None, None) => true,
+            (Some(p), Some(q)) => p.same(q),
             _ => false,
         },
         (Value::Struct(x), Value::Struct(y)) => {
@@ -371,6 +394,7 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
         Ty::Bool => Value::Bool(false),
         Ty::Str => Value::empty_str(),
         Ty::Tensor => Value::Tensor(Box::default()),
+        Ty::Comm => Value::Comm(None),
         Ty::Chan(e) => Value::Chan(Box::new(ChanVal {
             ch: None,
             elem: e.clone(),
@@ -481,6 +505,36 @@ mod tests {
             zero_value(&l, &structs),
             Err(ZeroError::Recursive(_))
         ));
+    }
+
+    #[test]
+    fn comms_print_and_compare_by_identity() {
+        let g = weft_coll::group::<Value>(4, 1).expect("a group of 4");
+        let c = |i: usize| Value::Comm(Some(Box::new(g[i].clone())));
+        assert_eq!(c(0).to_display(), "comm(rank 0 of 4)");
+        assert_eq!(c(3).to_display(), "comm(rank 3 of 4)");
+        let nil = zero_value(&Ty::Comm, &[]).unwrap();
+        assert_eq!(nil.to_display(), "nil");
+        assert!(values_equal(&c(1), &c(1)));
+        assert!(!values_equal(&c(1), &c(2)));
+        assert!(values_equal(&nil, &nil.clone()));
+        assert!(!values_equal(&nil, &c(0)));
+        let other = weft_coll::group::<Value>(4, 1).expect("a group of 4");
+        let d = Value::Comm(Some(Box::new(other[1].clone())));
+        assert!(!values_equal(&c(1), &d));
+        assert_eq!(Ty::List(Arc::new(Ty::Comm)).to_string(), "[]comm");
+        // as map keys: by identity, the group and the rank
+        let mut m = MapVal::default();
+        m.entries.insert(Key(c(1)), Value::Int(1));
+        m.entries.insert(Key(nil.clone()), Value::Int(0));
+        assert!(m.entries.contains_key(&Key(c(1))));
+        assert!(m.entries.contains_key(&Key(nil.clone())));
+        assert!(!m.entries.contains_key(&Key(c(2))));
+        assert!(!m.entries.contains_key(&Key(d)));
+        assert_eq!(
+            Value::Map(Arc::new(m)).to_display(),
+            "map[nil:0 comm(rank 1 of 4):1]"
+        );
     }
 
     #[test]

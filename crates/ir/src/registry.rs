@@ -57,6 +57,10 @@ pub enum Ty {
     Map,
     /// A function type.
     Func,
+    /// `comm`: a member of a collective group.
+    Comm,
+    /// `[]comm`.
+    CommList,
 }
 
 impl fmt::Display for Ty {
@@ -77,6 +81,8 @@ impl fmt::Display for Ty {
             Ty::Struct => "struct",
             Ty::Map => "map",
             Ty::Func => "func",
+            Ty::Comm => "comm",
+            Ty::CommList => "[]comm",
         })
     }
 }
@@ -247,6 +253,8 @@ const XY: &[SlotSpec] = &[req("X", Any), req("Y", Any)];
 const XI: &[SlotSpec] = &[req("X", Int), req("Y", Int)];
 const T1: &[SlotSpec] = &[req("X", Tensor)];
 const OUT: &[SlotSpec] = &[req("Out", Any)];
+const CM: &[SlotSpec] = &[req("Comm", Comm)];
+const CMX: &[SlotSpec] = &[req("Comm", Comm), req("X", Any)];
 const OUT_T: &[SlotSpec] = &[req("Out", Tensor)];
 const OUT_I: &[SlotSpec] = &[req("Out", Int)];
 const OUT_F: &[SlotSpec] = &[req("Out", Float)];
@@ -264,13 +272,22 @@ const G: &str = "tasks and calls";
 const F: &str = "control flow";
 const B: &str = "builtins";
 const T: &str = "tensors and devices";
+const CO: &str = "collectives";
+
+/// The `rings` attribute of `c_group`: how many rings a group splits its
+/// reductions over (Fluid's `nrings`); at least 1. `group(n)` lowers with
+/// [`DEFAULT_RINGS`].
+pub const RINGS_ATTR: &str = "rings";
+
+/// The ring count `group(n)` gives its group (docs/language.md, "Collectives").
+pub const DEFAULT_RINGS: i64 = 1;
 
 /// Every op type, grouped as listed in `docs/ir.md`.
 #[rustfmt::skip]
 pub static OPS: &[OpSpec] = &[
     op(V, "const", NONE, OUT, &[attr("value", K::Literal)], "Out = the literal `value` (its kind matches Out's scalar type)"),
-    op(V, "zero", NONE, OUT, NO_ATTRS, "Out = the zero value of Out's type (nil chan, empty list, zero struct, tensor of shape [0])"),
-    op(V, "copy", X, OUT, NO_ATTRS, "Out = X (same type; a value copy, channels by reference)"),
+    op(V, "zero", NONE, OUT, NO_ATTRS, "Out = the zero value of Out's type (nil chan or comm, empty list, zero struct, tensor of shape [0])"),
+    op(V, "copy", X, OUT, NO_ATTRS, "Out = X (same type; a value copy, channels and comms by reference)"),
     op(A, "add", XY, OUT, NO_ATTRS, "Out = X + Y: ints (wrapping), floats, strings (concatenation), tensors (elementwise, tensor+float, row broadcast)"),
     op(A, "sub", XY, OUT, NO_ATTRS, "Out = X - Y on ints (wrapping), floats or tensors (as `add`)"),
     op(A, "mul", XY, OUT, NO_ATTRS, "Out = X * Y on ints (wrapping), floats or tensors (as `add`)"),
@@ -283,7 +300,7 @@ pub static OPS: &[OpSpec] = &[
     op(A, "shr", XI, OUT_I, NO_ATTRS, "Out = X >> Y, arithmetic (negative Y panics)"),
     op(A, "neg", X, OUT, NO_ATTRS, "Out = -X on an int (wrapping), float or tensor; Out has X's type"),
     op(A, "not", &[req("X", Bool)], OUT_B, NO_ATTRS, "Out = !X"),
-    op(A, "eq", XY, OUT_B, NO_ATTRS, "Out = X == Y (X and Y share a comparable type: scalar, chan identity, struct of comparables)"),
+    op(A, "eq", XY, OUT_B, NO_ATTRS, "Out = X == Y (X and Y share a comparable type: scalar, chan or comm identity, struct of comparables)"),
     op(A, "ne", XY, OUT_B, NO_ATTRS, "Out = X != Y (as `eq`)"),
     op(A, "lt", XY, OUT_B, NO_ATTRS, "Out = X < Y on ints, floats or strings of one type"),
     op(A, "le", XY, OUT_B, NO_ATTRS, "Out = X <= Y (as `lt`)"),
@@ -365,6 +382,17 @@ pub static OPS: &[OpSpec] = &[
     op(T, "device", T1, &[req("Out", Str)], NO_ATTRS, "Out = the device X lives on"),
     op(T, "to", &[req("X", Tensor), req("Device", Str)], OUT_T, NO_ATTRS, "Out = X copied to Device (asynchronous on a GPU; the next use waits)"),
     op(T, "load_dataset", &[req("Name", Str)], &[req("Out", Struct)], NO_ATTRS, "Out = the named dataset shipped with the engine, as a `Dataset{x tensor; y []int}`"),
+    op(CO, "c_group", &[req("N", Int)], &[req("Out", CommList)], &[attr(RINGS_ATTR, K::Int)], "Out = the N members of a new group, by rank (N < 1 panics); `rings` (>= 1) is how many rings its reductions run over, at least (`group(n)` gives 1)"),
+    op(CO, "c_world", NONE, &[req("Out", Comm)], NO_ATTRS, "Out = this process's member of the group of all processes (the same member every time; size 1 without MPI)"),
+    op(CO, "c_rank", CM, OUT_I, NO_ATTRS, "Out = Comm's rank in its group (nil panics)"),
+    op(CO, "c_size", CM, OUT_I, NO_ATTRS, "Out = the size of Comm's group (nil panics)"),
+    op(CO, "c_allreduce_sum", CMX, OUT, NO_ATTRS, "Out = the sum of every member's X (int, wrapping; float; tensor, elementwise); Out has X's type; blocks until every member called it"),
+    op(CO, "c_allreduce_max", CMX, OUT, NO_ATTRS, "Out = the largest of every member's X (as `c_allreduce_sum`)"),
+    op(CO, "c_allreduce_min", CMX, OUT, NO_ATTRS, "Out = the smallest of every member's X (as `c_allreduce_sum`)"),
+    op(CO, "c_allreduce_prod", CMX, OUT, NO_ATTRS, "Out = the product of every member's X (as `c_allreduce_sum`)"),
+    op(CO, "c_broadcast", &[req("Comm", Comm), req("X", Any), req("Root", Int)], OUT, NO_ATTRS, "Out = the X of member Root (0 <= Root < size, else panics); X of any type, Out has X's type"),
+    op(CO, "c_allgather", CMX, &[req("Out", List)], NO_ATTRS, "Out = every member's X, by rank; X of any type, Out is a list of X's type"),
+    op(CO, "c_barrier", CM, NONE, NO_ATTRS, "return once every member of Comm's group has called it"),
 ];
 
 #[cfg(test)]
@@ -412,5 +440,17 @@ mod tests {
         let get = lookup("get").unwrap();
         assert_eq!(get.inputs[1].arity, Arity::Variadic);
         assert!(lookup("devices").unwrap().inputs.is_empty());
+    }
+
+    #[test]
+    fn every_collective_of_the_spec_is_an_op() {
+        let ops = "c_group c_world c_rank c_size c_allreduce_sum c_allreduce_max \
+                   c_allreduce_min c_allreduce_prod c_broadcast c_allgather c_barrier";
+        for name in ops.split_whitespace() {
+            assert_eq!(lookup(name).map(|o| o.group), Some(CO), "{name}");
+        }
+        let rings = lookup("c_group").unwrap().attr(RINGS_ATTR).unwrap();
+        assert!(rings.required && rings.kind == AttrKind::Int);
+        assert!(lookup("c_barrier").unwrap().outputs.is_empty());
     }
 }

@@ -3,15 +3,15 @@
 //! printed form used by `dump` and by verifier messages.
 //!
 //! Printed forms follow the surface language: `int`, `float`, `bool`,
-//! `string`, `tensor` (with known dims: `tensor[2,3]`), `chan T`, `[]T`, a
-//! struct's name, `map[K]V`, `func(P, Q) R`; a type with no kind set
-//! prints as `<unset>`.
+//! `string`, `tensor` (with known dims: `tensor[2,3]`), `chan T`, `[]T`,
+//! `comm`, a struct's name, `map[K]V`, `func(P, Q) R`; a type with no kind
+//! set prints as `<unset>`.
 //! Equality ([`Type::same`]) ignores tensor shapes: a shape is a hint, and
 //! every tensor value has type `tensor`.
 
 use std::fmt;
 
-use crate::pb::{r#type::Kind, ElemType, FuncType, MapType, Scalar, TensorType, Type};
+use crate::pb::{r#type::Kind, Comm, ElemType, FuncType, MapType, Scalar, TensorType, Type};
 
 impl Type {
     /// A type of the given kind.
@@ -67,6 +67,10 @@ impl Type {
             result: result.map(Box::new),
         })))
     }
+    /// `comm`: a member of a collective group.
+    pub fn comm() -> Type {
+        Type::of(Kind::Comm(Comm {}))
+    }
     /// The struct declared under `name` in `ProgramDesc.structs`.
     pub fn struct_named(name: impl Into<String>) -> Type {
         Type::of(Kind::StructName(name.into()))
@@ -100,6 +104,10 @@ impl Type {
     /// `tensor`?
     pub fn is_tensor(&self) -> bool {
         matches!(self.kind, Some(Kind::Tensor(_)))
+    }
+    /// `comm`?
+    pub fn is_comm(&self) -> bool {
+        matches!(self.kind, Some(Kind::Comm(_)))
     }
     /// The element type of `chan T`.
     pub fn chan_elem(&self) -> Option<&Type> {
@@ -158,6 +166,7 @@ impl Type {
                         _ => false,
                     }
             }
+            (Some(Kind::Comm(_)), Some(Kind::Comm(_))) => true,
             _ => false,
         }
     }
@@ -219,6 +228,7 @@ impl fmt::Display for Type {
                     None => Ok(()),
                 }
             }
+            Some(Kind::Comm(_)) => f.write_str("comm"),
         }
     }
 }
@@ -235,6 +245,7 @@ mod tests {
         );
         assert_eq!(Type::tensor_shaped(vec![2, 3]).to_string(), "tensor[2,3]");
         assert_eq!(Type::struct_named("Batch").to_string(), "Batch");
+        assert_eq!(Type::list(Type::comm()).to_string(), "[]comm");
         assert_eq!(Type::default().to_string(), "<unset>");
         assert_eq!(Type::of(Kind::Scalar(0)).to_string(), "<scalar 0>");
     }
@@ -244,5 +255,7 @@ mod tests {
         assert!(Type::tensor().same(&Type::tensor_shaped(vec![4])));
         assert!(!Type::chan(Type::int()).same(&Type::chan(Type::float())));
         assert!(!Type::default().same(&Type::default()));
+        assert!(Type::comm().same(&Type::comm()));
+        assert!(!Type::comm().same(&Type::int()));
     }
 }

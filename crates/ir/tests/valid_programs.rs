@@ -61,6 +61,8 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         ("mp", Type::map(Type::string(), Type::int())),
         ("sqf", Type::func(vec![Type::int()], Some(Type::int()))),
         ("addf", Type::func(vec![], Some(Type::int()))),
+        ("cm", Type::comm()),
+        ("cms", Type::list(Type::comm())),
     ];
     for (n, t) in vars {
         b.var(m, n, t);
@@ -313,6 +315,46 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
     p.op("call_value", &[("F", "addf")], &[("Out", "j")]);
     p.op("go_value", &[("F", "sqf"), ("Args", "i")], &[]);
     p.op("eq", &[("X", "sqf"), ("Y", "sqf")], &[("Out", "ok")]);
+    p.b.op(m, "c_group")
+        .input("N", ["i"])
+        .output("Out", ["cms"])
+        .attr("rings", 2i64)
+        .finish();
+    p.used.push("c_group".into());
+    p.op("c_world", &[], &[("Out", "cm")]);
+    p.op("c_rank", &[("Comm", "cm")], &[("Out", "i")]);
+    p.op("c_size", &[("Comm", "cm")], &[("Out", "j")]);
+    p.op(
+        "c_allreduce_sum",
+        &[("Comm", "cm"), ("X", "i")],
+        &[("Out", "i")],
+    );
+    p.op(
+        "c_allreduce_max",
+        &[("Comm", "cm"), ("X", "f")],
+        &[("Out", "f")],
+    );
+    p.op(
+        "c_allreduce_min",
+        &[("Comm", "cm"), ("X", "t")],
+        &[("Out", "t")],
+    );
+    p.op(
+        "c_allreduce_prod",
+        &[("Comm", "cm"), ("X", "j")],
+        &[("Out", "_")],
+    );
+    p.op(
+        "c_broadcast",
+        &[("Comm", "cm"), ("X", "pt"), ("Root", "i")],
+        &[("Out", "pt")],
+    );
+    p.op(
+        "c_allgather",
+        &[("Comm", "cm"), ("X", "s")],
+        &[("Out", "ls")],
+    );
+    p.op("c_barrier", &[("Comm", "cm")], &[]);
     p.op("return", &[], &[]);
     (p.b.build(), p.used)
 }

@@ -21,6 +21,8 @@ pub enum Ty {
     Bool,
     Str,
     Tensor,
+    /// A member of a collective group (docs/language.md, "Collectives").
+    Comm,
     Chan(Arc<Ty>),
     List(Arc<Ty>),
     Struct(StructId),
@@ -79,6 +81,12 @@ impl Ty {
             self,
             Ty::UntypedInt | Ty::UntypedFloat | Ty::UntypedBool | Ty::UntypedStr | Ty::UntypedNil
         )
+    }
+
+    /// Whether `nil` is a value of this type (channels, comms and func
+    /// values).
+    pub fn is_nilable(&self) -> bool {
+        matches!(self, Ty::Chan(_) | Ty::Comm | Ty::Func(_))
     }
 
     pub fn is_invalid(&self) -> bool {
@@ -145,6 +153,7 @@ impl fmt::Display for TyName<'_> {
             Ty::Bool => write!(f, "bool"),
             Ty::Str => write!(f, "string"),
             Ty::Tensor => write!(f, "tensor"),
+            Ty::Comm => write!(f, "comm"),
             Ty::Chan(e) => write!(f, "chan {}", TyName(e, self.1)),
             Ty::List(e) => write!(f, "[]{}", TyName(e, self.1)),
             Ty::Map(k, v) => write!(f, "map[{}]{}", TyName(k, self.1), TyName(v, self.1)),
@@ -192,7 +201,7 @@ pub fn comparable(ty: &Ty, structs: &[StructInfo]) -> bool {
 
 fn comparable_depth(ty: &Ty, structs: &[StructInfo], depth: u32) -> bool {
     match ty {
-        Ty::Int | Ty::Float | Ty::Bool | Ty::Str | Ty::Chan(_) | Ty::Invalid => true,
+        Ty::Int | Ty::Float | Ty::Bool | Ty::Str | Ty::Chan(_) | Ty::Comm | Ty::Invalid => true,
         Ty::UntypedInt | Ty::UntypedFloat | Ty::UntypedBool | Ty::UntypedStr | Ty::UntypedNil => {
             true
         }

@@ -66,7 +66,7 @@ pub struct VarDesc {
 /// A type. Exactly one of the kinds is set.
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Type {
-    #[prost(oneof = "r#type::Kind", tags = "1, 2, 3, 4, 5, 10, 11")]
+    #[prost(oneof = "r#type::Kind", tags = "1, 2, 3, 4, 5, 6, 10, 11")]
     pub kind: ::core::option::Option<r#type::Kind>,
 }
 /// Nested message and enum types in `Type`.
@@ -87,6 +87,9 @@ pub mod r#type {
         /// reach itself through a channel: type Node struct { next chan Node }).
         #[prost(string, tag = "5")]
         StructName(::prost::alloc::string::String),
+        /// comm: a member of a collective group (docs/language.md, "Collectives").
+        #[prost(message, tag = "6")]
+        Comm(super::Comm),
         /// map\[K\]V (docs/language.md, "Maps"): a value, copied on write.
         #[prost(message, tag = "10")]
         Map(::prost::alloc::boxed::Box<super::MapType>),
@@ -111,6 +114,9 @@ pub struct FuncType {
     #[prost(message, optional, boxed, tag = "2")]
     pub result: ::core::option::Option<::prost::alloc::boxed::Box<Type>>,
 }
+/// The `comm` type has no parameters.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Comm {}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct TensorType {
     /// Element type; only FLOAT32 today.

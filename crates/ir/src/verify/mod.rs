@@ -580,7 +580,7 @@ impl<'p> Ctx<'p> {
                 let kind = IssueKind::BadType(what, format!("tensor element type {}", t.elem));
                 return self.push(site, kind);
             }
-            Some(Kind::Chan(_)) | Some(Kind::List(_)) => return,
+            Some(Kind::Chan(_)) | Some(Kind::List(_)) | Some(Kind::Comm(_)) => return,
             Some(Kind::Map(m)) => {
                 // The decoder bounds nesting, so this recursion is bounded.
                 let (site, what) = at();

@@ -351,6 +351,8 @@ pub(super) fn ty_fits(ty: Ty, t: &Type) -> bool {
         Ty::Struct => t.struct_name().is_some(),
         Ty::Map => t.map_kv().is_some(),
         Ty::Func => t.func_type().is_some(),
+        Ty::Comm => t.is_comm(),
+        Ty::CommList => list_of(Type::is_comm),
     }
 }
 

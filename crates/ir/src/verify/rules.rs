@@ -7,6 +7,7 @@
 use super::ops::{Arg, Bound};
 use super::{Ctx, IssueKind, Site};
 use crate::pb::{attr, Type};
+use crate::registry::RINGS_ATTR;
 
 pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
     let mut r = Rules { cx, site, op };
@@ -79,6 +80,29 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
             if let Some((o, t)) = bd.output("Out") {
                 if !t.chan_elem().is_some_and(Type::is_int) {
                     r.fail(format!("after gives a chan int but Out {o:?} is {t}"));
+                }
+            }
+        }
+        "c_group" => {
+            if let Some(attr::Value::I(n)) = bd.attrs.get(RINGS_ATTR) {
+                if *n < 1 {
+                    r.fail(format!(
+                        "{RINGS_ATTR} is {n} but a group needs at least 1 ring"
+                    ));
+                }
+            }
+        }
+        "c_allreduce_sum" | "c_allreduce_max" | "c_allreduce_min" | "c_allreduce_prod" => {
+            if let Some((x, t)) = bd.input("X") {
+                r.applies(x, t, t.is_int() || t.is_float() || t.is_tensor());
+                r.same(bd.output("Out"), "Out", Some((x, t)), "X");
+            }
+        }
+        "c_broadcast" => r.same(bd.output("Out"), "Out", bd.input("X"), "X"),
+        "c_allgather" => {
+            if let (Some((x, t)), Some((o, ot))) = (bd.input("X"), bd.output("Out")) {
+                if !ot.list_elem().is_some_and(|e| e.same(t)) {
+                    r.fail(format!("Out {o:?} is {ot} but X {x:?} is {t} (want []{t})"));
                 }
             }
         }
@@ -193,14 +217,18 @@ impl Rules<'_, '_> {
         }
     }
 
-    /// Scalars, channels, and structs whose fields are all comparable
+    /// Scalars, channels, comms, and structs whose fields are all comparable
     /// (iterative: struct nesting may be deep in a decoded program).
     fn comparable(&self, t: &Type) -> bool {
         let mut todo = vec![t];
         let mut seen = std::collections::HashSet::new();
         while let Some(t) = todo.pop() {
             // A func value compares only with nil (the checker's rule).
-            if t.scalar_kind().is_some() || t.chan_elem().is_some() || t.func_type().is_some() {
+            if t.scalar_kind().is_some()
+                || t.chan_elem().is_some()
+                || t.is_comm()
+                || t.func_type().is_some()
+            {
                 continue;
             }
             let Some(name) = t.struct_name() else {

@@ -1,8 +1,10 @@
-//! Builtin functions (docs/language.md, "Builtins" and "Tensors") and call checking.
+//! Builtin functions (docs/language.md, "Builtins", "Tensors" and
+//! "Collectives") and call checking.
 //!
 //! Most builtins have a fixed signature (`fixed_sig`); the rest (`print`,
 //! `len`, `cap`, `append`, conversions, `make`, `close`, `after`, `sleep`,
-//! `get`) are checked by hand. Builtin names are predeclared and may be
+//! `get`, and the collectives whose value may be of several types) are
+//! checked by hand. Builtin names are predeclared and may be
 //! shadowed by variables or functions, so they are resolved last.
 
 use super::expr::Operand;
@@ -40,6 +42,10 @@ builtins! {
     SumRows = "sum_rows", Mean = "mean", ArgmaxRows = "argmax_rows", Onehot = "onehot",
     Rows = "rows", Gather = "gather", Get = "get", Devices = "devices", Device = "device",
     To = "to", LoadDataset = "load_dataset", Delete = "delete",
+    Group = "group", World = "world", Rank = "rank", Size = "size",
+    AllreduceSum = "allreduce_sum", AllreduceMax = "allreduce_max",
+    AllreduceMin = "allreduce_min", AllreduceProd = "allreduce_prod",
+    Broadcast = "broadcast", Allgather = "allgather", Barrier = "barrier",
 }
 
 impl Builtin {
@@ -88,6 +94,10 @@ impl Builtin {
             Device => (vec![t()], Ty::Str),
             To => (vec![t(), Ty::Str], t()),
             LoadDataset => (vec![Ty::Str], Ty::Struct(0)),
+            Group => (vec![Ty::Int], Ty::list(Ty::Comm)),
+            World => (vec![], Ty::Comm),
+            Rank | Size => (vec![Ty::Comm], Ty::Int),
+            Barrier => (vec![Ty::Comm], Ty::Void),
             _ => return None,
         })
     }
@@ -522,7 +532,53 @@ impl<'a> Checker<'a> {
                     val: None,
                 }
             }
+            Builtin::AllreduceSum
+            | Builtin::AllreduceMax
+            | Builtin::AllreduceMin
+            | Builtin::AllreduceProd
+            | Builtin::Broadcast
+            | Builtin::Allgather => self.collective(e, b, args),
             _ => Operand::invalid(),
         }
+    }
+
+    /// `allreduce_*(c, x)` (x an int, float or tensor), `broadcast(c, x,
+    /// root)` and `allgather(c, x)` (x of any type). An untyped constant
+    /// `x` takes its default type; the result has x's type (a list of it
+    /// for `allgather`).
+    fn collective(&mut self, e: &Expr, b: Builtin, args: &[Expr]) -> Operand {
+        let name = b.name();
+        let ctx = Context::Argument(name.to_string());
+        let want = if b == Builtin::Broadcast { 3 } else { 2 };
+        if !self.arity(e, name, args.len(), want) {
+            self.check_args_loosely(args);
+            return Operand::invalid();
+        }
+        self.value_to(&args[0], &Ty::Comm, &ctx);
+        let x = self.value_default(&args[1], &ctx);
+        if let Some(root) = args.get(2) {
+            self.value_to(root, &Ty::Int, &ctx);
+        }
+        let reduction = !matches!(b, Builtin::Broadcast | Builtin::Allgather);
+        let ty = match x.ty {
+            Ty::Invalid => return Operand::invalid(),
+            Ty::Int | Ty::Float | Ty::Tensor => x.ty,
+            t if reduction => {
+                let err = CheckError::ReduceArgType {
+                    expr: self.text(args[1].span),
+                    ty: self.tyname(&t),
+                    builtin: name,
+                };
+                self.error(args[1].span, err);
+                return Operand::invalid();
+            }
+            t => t,
+        };
+        let ty = if b == Builtin::Allgather {
+            Ty::list(ty)
+        } else {
+            ty
+        };
+        Operand { ty, val: None }
     }
 }

@@ -43,7 +43,7 @@ impl<'a> Checker<'a> {
             return true;
         }
         let ok = match (&op.ty, target) {
-            (Ty::UntypedNil, Ty::Chan(_) | Ty::Func(_)) => true,
+            (Ty::UntypedNil, t) if t.is_nilable() => true,
             (Ty::UntypedBool, Ty::Bool) | (Ty::UntypedStr, Ty::Str) => true,
             (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float) => {
                 match self.represent(op.val.as_ref(), target) {

@@ -905,6 +905,19 @@ pub enum CheckError {
         /// The builtin.
         name: String,
     },
+    /// The value of a reduction (`allreduce_sum` and the like) is not an
+    /// `int`, `float` or `tensor`.
+    #[error(
+        "invalid argument: {expr} (type {ty}) for built-in {builtin} (want int, float or tensor)"
+    )]
+    ReduceArgType {
+        /// The argument.
+        expr: String,
+        /// Its type.
+        ty: String,
+        /// The reduction.
+        builtin: &'static str,
+    },
 
     // ---- after checking ----
     /// The lowering produced a program the IR verifier rejects (a compiler bug).
@@ -951,7 +964,7 @@ impl Message for CheckError {
             MakeNotAType { .. } => "write make(chan T), make(chan T, n) or make(map[K]V)",
             CannotMake { .. } => "make creates channels and maps; write []T{} for an empty list",
             Recover => "a panic ends the program; return an error value (`v, ok := f()`) instead",
-            InvalidMapKey { .. } => "map keys are ints, floats, strings, bools, channels or structs of those",
+            InvalidMapKey { .. } => "map keys are ints, floats, strings, bools, channels, comms or structs of those",
             MultiValue { .. } => "assign the results to as many variables: `a, b := f()`",
             AssignCapturedInFunc { name } => return Some(format!("return the new value instead, or declare a new variable (`{name} := {name}`) inside the literal")),
             _ => return None,
@@ -1075,10 +1088,11 @@ mod tests {
             AssignCapturedInFunc { .. } => 98,
             FuncCompare { .. } => 99,
             DeferBuiltin { .. } => 100,
+            ReduceArgType { .. } => 101,
         }
     }
 
-    const VARIANTS: usize = 101;
+    const VARIANTS: usize = 102;
 
     fn one_of_each() -> Vec<CheckError> {
         use CheckError::*;
@@ -1330,6 +1344,11 @@ mod tests {
             AssignCapturedInFunc { name: s("n") },
             FuncCompare { expr: s("f == g") },
             DeferBuiltin { name: s("len") },
+            ReduceArgType {
+                expr: s("names"),
+                ty: s("[]string"),
+                builtin: "allreduce_sum",
+            },
         ]
     }
 

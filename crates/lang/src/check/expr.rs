@@ -548,13 +548,13 @@ impl<'a> Checker<'a> {
         e: &Expr,
         x_is_left: bool,
     ) -> bool {
-        let fits = matches!(
-            (&xo.ty, target),
-            (Ty::UntypedNil, Ty::Chan(_) | Ty::Func(_))
-                | (Ty::UntypedBool, Ty::Bool)
-                | (Ty::UntypedStr, Ty::Str)
-                | (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
-        );
+        let fits = (xo.ty == Ty::UntypedNil && target.is_nilable())
+            || matches!(
+                (&xo.ty, target),
+                (Ty::UntypedBool, Ty::Bool)
+                    | (Ty::UntypedStr, Ty::Str)
+                    | (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
+            );
         if !fits {
             let (left, right) = if x_is_left {
                 (&xo.ty, target)

@@ -456,6 +456,7 @@ impl<'a> Checker<'a> {
                 "bool" => Ty::Bool,
                 "string" => Ty::Str,
                 "tensor" => Ty::Tensor,
+                "comm" => Ty::Comm,
                 name => match self.struct_names.get(name) {
                     Some(&id) => Ty::Struct(id),
                     None if name == "Dataset" => {
@@ -598,7 +599,10 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn is_struct_name(&self, name: &str) -> bool {
         self.struct_names.contains_key(name)
-            || matches!(name, "int" | "float" | "bool" | "string" | "tensor")
+            || matches!(
+                name,
+                "int" | "float" | "bool" | "string" | "tensor" | "comm"
+            )
     }
 
     fn func_body(&mut self, id: FuncId, f: &FuncDecl) {

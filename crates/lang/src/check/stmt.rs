@@ -848,12 +848,12 @@ impl<'a> Checker<'a> {
                         continue;
                     }
                     let fits = op.ty == tag_ty
+                        || (op.ty == Ty::UntypedNil && tag_ty.is_nilable())
                         || matches!(
                             (&op.ty, &tag_ty),
                             (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
                                 | (Ty::UntypedBool, Ty::Bool)
                                 | (Ty::UntypedStr, Ty::Str)
-                                | (Ty::UntypedNil, Ty::Chan(_))
                         );
                     if !fits {
                         let err = CheckError::InvalidCase {

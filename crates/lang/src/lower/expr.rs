@@ -9,6 +9,7 @@ use super::{pbty, Lowerer, Op};
 use crate::ast::*;
 use crate::check::{Builtin, Res};
 use crate::types::{ConstVal, Ty};
+use weft_ir::registry;
 
 fn binop_name(op: BinOp) -> &'static str {
     use BinOp::*;
@@ -685,17 +686,30 @@ impl<'a> Lowerer<'a> {
             Builtin::Close => ("close", &["Chan"]),
             Builtin::After | Builtin::Sleep => (b.name(), &["Ms"]),
             Builtin::Delete => ("map_delete", &["X", "Key"]),
+            Builtin::Group => ("c_group", &[]),
+            Builtin::World => ("c_world", &[]),
+            Builtin::Rank => ("c_rank", &[]),
+            Builtin::Size => ("c_size", &[]),
+            Builtin::AllreduceSum => ("c_allreduce_sum", &[]),
+            Builtin::AllreduceMax => ("c_allreduce_max", &[]),
+            Builtin::AllreduceMin => ("c_allreduce_min", &[]),
+            Builtin::AllreduceProd => ("c_allreduce_prod", &[]),
+            Builtin::Broadcast => ("c_broadcast", &[]),
+            Builtin::Allgather => ("c_allgather", &[]),
+            Builtin::Barrier => ("c_barrier", &[]),
             _ => (b.name(), &[]),
         };
         let mut op = Op::new(name, e.span);
+        if b == Builtin::Group {
+            op = op.attr(registry::RINGS_ATTR, registry::DEFAULT_RINGS);
+        }
         if slots.is_empty() {
-            // tensor builtins: input slots from the op registry, in argument order
-            if let Some(spec) = weft_ir::registry::lookup(name) {
+            // tensor builtins and collectives: input slots from the op
+            // registry, in argument order
+            if let Some(spec) = registry::lookup(name) {
                 let mut rest = argv.into_iter();
                 for (i, s) in spec.inputs.iter().enumerate() {
-                    if i + 1 == spec.inputs.len()
-                        && matches!(s.arity, weft_ir::registry::Arity::Variadic)
-                    {
+                    if i + 1 == spec.inputs.len() && matches!(s.arity, registry::Arity::Variadic) {
                         op = op.inputs(s.name, rest.by_ref().collect());
                     } else if let Some(v) = rest.next() {
                         op = op.input(s.name, v);

@@ -313,6 +313,7 @@ pub(crate) fn pbty(ty: &Ty, structs: &[crate::types::StructInfo]) -> Type {
         Ty::Bool | Ty::UntypedBool => Type::bool(),
         Ty::Str | Ty::UntypedStr => Type::string(),
         Ty::Tensor => Type::tensor(),
+        Ty::Comm => Type::comm(),
         Ty::Chan(e) => Type::chan(pbty(e, structs)),
         Ty::List(e) => Type::list(pbty(e, structs)),
         Ty::Struct(id) => {
