@@ -6,7 +6,11 @@
 //!   task ever sees another task's write;
 //! - a channel value is a reference (`Chan` is a handle) plus its element type,
 //!   kept only so that it prints as `chan T(cap N)`; `None` is the nil channel;
-//! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats).
+//! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats);
+//! - a string is bytes, as in Go (`Arc<[u8]>`, usually but not always UTF-8:
+//!   slicing cuts bytes, so `s[0:2] + s[2:] == s` even through a
+//!   character); only its printed form replaces bytes that are not UTF-8
+//!   with U+FFFD (`String::from_utf8_lossy`), where text leaves the program.
 
 use std::fmt;
 use std::sync::Arc;
@@ -79,7 +83,7 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Bool(bool),
-    Str(Arc<str>),
+    Str(Arc<[u8]>),
     List(Arc<Vec<Value>>),
     Struct(Arc<Vec<Value>>),
     Chan(Box<ChanVal>),
@@ -95,12 +99,17 @@ impl fmt::Debug for Value {
 impl Value {
     /// The empty string.
     pub fn empty_str() -> Value {
-        Value::Str(Arc::from(""))
+        Value::Str(Arc::from(&b""[..]))
     }
 
     /// A string value.
     pub fn str(s: &str) -> Value {
-        Value::Str(Arc::from(s))
+        Value::Str(Arc::from(s.as_bytes()))
+    }
+
+    /// A string value of any bytes (Go's strings need not be UTF-8).
+    pub fn bytes(b: &[u8]) -> Value {
+        Value::Str(Arc::from(b))
     }
 
     /// A list value.
@@ -137,7 +146,7 @@ impl Value {
                 if s.len() > max.saturating_sub(out.len()) {
                     return false;
                 }
-                out.push_str(s)
+                out.push_str(&String::from_utf8_lossy(s))
             }
             Value::List(items) | Value::Struct(items) => {
                 let (open, close) = match self {

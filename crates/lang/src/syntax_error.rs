@@ -129,6 +129,15 @@ pub enum SyntaxError {
     /// `expr: value` in a composite literal where `expr` is not a name.
     #[error("field name in struct literal must be a name")]
     FieldKeyNotName,
+    /// A character literal that reaches the end of its line.
+    #[error("rune literal not terminated")]
+    RuneNotTerminated,
+    /// `''`.
+    #[error("empty rune literal or unescaped ' in rune literal")]
+    RuneEmpty,
+    /// `'ab'`.
+    #[error("more than one character in rune literal")]
+    RuneTooLong,
 }
 
 impl Message for SyntaxError {
@@ -195,10 +204,13 @@ mod tests {
             RecvCaseTooManyVars => 29,
             SelectCaseNotComm => 30,
             FieldKeyNotName => 31,
+            RuneNotTerminated => 32,
+            RuneEmpty => 33,
+            RuneTooLong => 34,
         }
     }
 
-    const VARIANTS: usize = 32;
+    const VARIANTS: usize = 35;
 
     fn one_of_each() -> Vec<SyntaxError> {
         use SyntaxError::*;
@@ -246,6 +258,9 @@ mod tests {
             RecvCaseTooManyVars,
             SelectCaseNotComm,
             FieldKeyNotName,
+            RuneNotTerminated,
+            RuneEmpty,
+            RuneTooLong,
         ]
     }
 

@@ -385,10 +385,14 @@ impl<'a> Lowerer<'a> {
         dest: Option<&str>,
     ) -> String {
         if b == Builtin::Make {
-            let mut op = Op::new("make_chan", e.span);
+            let (name, slot) = match ty {
+                Ty::List(_) => ("make_list", "N"),
+                _ => ("make_chan", "Cap"),
+            };
+            let mut op = Op::new(name, e.span);
             if let Some(n) = args.get(1) {
                 let v = self.expr(n, None);
-                op = op.input("Cap", v);
+                op = op.input(slot, v);
             }
             let out = self.out(ty, dest);
             self.emit(op.output("Out", out.clone()));
@@ -411,7 +415,8 @@ impl<'a> Lowerer<'a> {
             Builtin::Exit => ("exit", &["Code"]),
             Builtin::Rand | Builtin::Perm => (b.name(), &["N"]),
             Builtin::Close => ("close", &["Chan"]),
-            Builtin::After | Builtin::Sleep => (b.name(), &["Ms"]),
+            Builtin::After | Builtin::Sleep | Builtin::Tick => (b.name(), &["Ms"]),
+            Builtin::Index => ("str_index", &["X", "Y"]),
             _ => (b.name(), &[]),
         };
         let mut op = Op::new(name, e.span);
