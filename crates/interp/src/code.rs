@@ -25,6 +25,96 @@ use super::value::{StructInfo, Ty, Value};
 /// crate's builtin table, run by `tensor_ops`.
 pub use weft_tensor::builtins::Builtin as TensorOp;
 
+/// A builtin of the library (numbers, strings, lists, files, time), run
+/// out of line by `lib_ops::run` on its operands in argument order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LibOp {
+    Abs,
+    Min,
+    Max,
+    Sqrt,
+    Pow,
+    Floor,
+    Ceil,
+    /// `exp` of a float (of a tensor it is a `TensorOp`).
+    Exp,
+    /// `log` of a float.
+    Log,
+    Inf,
+    Nan,
+    IsNan,
+    Split,
+    Fields,
+    Join,
+    Contains,
+    /// `index(s, t)` (the IR's `str_index`).
+    Index,
+    HasPrefix,
+    HasSuffix,
+    Replace,
+    Trim,
+    Lower,
+    Upper,
+    Repeat,
+    Chr,
+    Sprintf,
+    Sort,
+    Reverse,
+    Tick,
+    Lines,
+    ReadFile,
+    WriteFile,
+    AppendFile,
+    Exists,
+    Env,
+}
+
+impl LibOp {
+    /// The library builtin of an IR op type (`exp` and `log` are the float
+    /// forms; the lowering picks them by operand type).
+    pub fn from_op(name: &str) -> Option<LibOp> {
+        use LibOp::*;
+        Some(match name {
+            "abs" => Abs,
+            "min" => Min,
+            "max" => Max,
+            "sqrt" => Sqrt,
+            "pow" => Pow,
+            "floor" => Floor,
+            "ceil" => Ceil,
+            "exp" => Exp,
+            "log" => Log,
+            "inf" => Inf,
+            "nan" => Nan,
+            "is_nan" => IsNan,
+            "split" => Split,
+            "fields" => Fields,
+            "join" => Join,
+            "contains" => Contains,
+            "str_index" => Index,
+            "has_prefix" => HasPrefix,
+            "has_suffix" => HasSuffix,
+            "replace" => Replace,
+            "trim" => Trim,
+            "lower" => Lower,
+            "upper" => Upper,
+            "repeat" => Repeat,
+            "chr" => Chr,
+            "sprintf" => Sprintf,
+            "sort" => Sort,
+            "reverse" => Reverse,
+            "tick" => Tick,
+            "lines" => Lines,
+            "read_file" => ReadFile,
+            "write_file" => WriteFile,
+            "append_file" => AppendFile,
+            "exists" => Exists,
+            "env" => Env,
+            _ => return None,
+        })
+    }
+}
+
 /// A variable: an index into the current frame.
 pub type Slot = u32;
 /// An index into a function's code.
@@ -473,6 +563,27 @@ pub enum Instr {
     },
     /// A collective: leaves `step` for `run_task` to wait for the group.
     Collective(Box<CollInstr>),
+    /// A library builtin (`lib_ops::run`); `out` is the junk slot for one
+    /// without a result.
+    Lib {
+        op: LibOp,
+        ins: Box<[Slot]>,
+        out: Slot,
+    },
+    /// `make([]T, n)`: `n` copies of `zero`.
+    MakeList {
+        n: Slot,
+        zero: Value,
+        out: Slot,
+    },
+    /// `out, width = decode_rune(x, i)`: the character at byte `i` of a
+    /// string (`for i, r := range s`).
+    DecodeRune {
+        x: Slot,
+        i: Slot,
+        out: Slot,
+        width: Slot,
+    },
 }
 
 impl Instr {
@@ -519,7 +630,9 @@ impl Instr {
             | Instr::Closure { out, .. }
             | Instr::Group { out, .. }
             | Instr::World { out }
-            | Instr::CommInfo { out, .. } => Some(out),
+            | Instr::CommInfo { out, .. }
+            | Instr::Lib { out, .. }
+            | Instr::MakeList { out, .. } => Some(out),
             Instr::Collective(c) => c.out.as_mut(),
             Instr::Call { out: Some(out), .. } => Some(out),
             _ => None,

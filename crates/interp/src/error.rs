@@ -56,6 +56,11 @@ pub enum RuntimeError {
     /// `assert(cond, msg)` with a false condition.
     #[error("assertion failed: {0}")]
     AssertionFailed(Box<str>),
+    /// A library builtin failed (docs/language.md, "The language for real
+    /// programs"): the message names the builtin, and the path and reason
+    /// for a file (`read_file: PATH: REASON`).
+    #[error("{0}")]
+    Builtin(Box<str>),
     /// An allocation the program was about to make does not fit under the
     /// memory ceiling (`weft_rt::memlimit::Ceiling::check`); the message
     /// names the limit.

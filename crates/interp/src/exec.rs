@@ -36,12 +36,16 @@ use weft_coll::{CollError, Op};
 use weft_rt::memlimit::{Ceiling, OutOfMemory};
 use weft_rt::{self as runtime, TaskEnd};
 
-use super::code::{CollInstr, CollOp, Func, FuncId, Instr, IntOp, Pc, SelCase, Slot, TensorOp};
+use super::code::{
+    CollInstr, CollOp, Func, FuncId, Instr, IntOp, LibOp, Pc, SelCase, Slot, TensorOp,
+};
 use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
+use super::lib_ops;
 use super::ops::{self, kind_error};
 use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
+use super::stream;
 use super::value::{ChanVal, Closure, Key, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES};
 
 /// Every this many budget steps a busy task lets the runtime hand a task
@@ -156,9 +160,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                         if let Err(e) = sh.mem.check(2 * n) {
                             break 'run out_of_memory(f, at, e);
                         }
-                        let mut c = String::with_capacity(n);
-                        c.push_str(a);
-                        c.push_str(b);
+                        let mut c = Vec::with_capacity(n);
+                        c.extend_from_slice(a);
+                        c.extend_from_slice(b);
                         Value::Str(Arc::from(c))
                     }
                     (a, _) => break 'run fail(f, at, kind_error("concat", a)),
@@ -572,6 +576,19 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::World { out } => rare!(world(sh, fs, f, at, *out)),
             Instr::CommInfo { comm, size, out } => rare!(comm_info(fs, f, at, *comm, *size, *out)),
             Instr::Collective(c) => break 'run collective(fs, f, at, c),
+            Instr::Lib { op, ins, out } => rare!(lib(sh, fs, f, at, *op, ins, *out)),
+            Instr::MakeList { n, zero, out } => {
+                let n = tri!(ops::as_int(&s!(*n)));
+                s!(*out) = tri!(lib_ops::make_list(sh.mem, n, zero));
+            }
+            Instr::DecodeRune { x, i, out, width } => {
+                let (r, w) = match (&s!(*x), &s!(*i)) {
+                    (Value::Str(b), Value::Int(k)) => ops::decode_rune(b, *k as usize),
+                    (a, _) => break 'run fail(f, at, kind_error("decode_rune", a)),
+                };
+                put_int(&mut s!(*out), r as i64);
+                put_int(&mut s!(*width), w as i64);
+            }
         }
     };
     *pc_out = pc;
@@ -881,7 +898,7 @@ fn to_str(mem: Ceiling, v: &Value) -> Result<Value, RuntimeError> {
     if !v.write_within(&mut s, mem.headroom() / 3) {
         return Err(mem.exceeded().into());
     }
-    Ok(Value::Str(Arc::from(s)))
+    Ok(Value::Str(Arc::from(s.into_bytes())))
 }
 
 /// `rand(n)`: an int in `[0, n)`.
@@ -969,6 +986,38 @@ fn map_or_closure(
 ) -> ControlFlow<Wait> {
     match map_op(mem, fs, instr) {
         Ok(()) => Continue(()),
+        Err(e) => Break(fail(f, at, e)),
+    }
+}
+
+/// A library builtin (`lib_ops`), or `tick` and `lines`, which start
+/// work on the runtime (`stream`).
+#[inline(never)]
+fn lib(
+    sh: &Arc<Shared>,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    op: LibOp,
+    ins: &[Slot],
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let r = match op {
+        LibOp::Tick => match ins.first().map(|s| &fs[*s as usize]) {
+            Some(v) => ops::millis(v).and_then(|ms| stream::tick(sh, duration(ms))),
+            None => Err(RuntimeError::unexpected("tick", &op)),
+        },
+        LibOp::Lines => match ins.first().map(|s| &fs[*s as usize]) {
+            Some(Value::Str(p)) => stream::lines(sh, p, f.locs.get(at).cloned()),
+            other => Err(RuntimeError::unexpected("lines", &other)),
+        },
+        _ => lib_ops::run(sh.mem, op, fs, ins),
+    };
+    match r {
+        Ok(v) => {
+            fs[out as usize] = v;
+            Continue(())
+        }
         Err(e) => Break(fail(f, at, e)),
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use weft_coll::Reduce;
 use weft_ir::{pb, registry};
 
-use super::code::{CmpKind, CmpOp, CollInstr, CollOp, FloatOp, Instr, IntOp, TensorOp};
+use super::code::{CmpKind, CmpOp, CollInstr, CollOp, FloatOp, Instr, IntOp, LibOp, TensorOp};
 use super::lower_emit::{attr, bad, Emitter, LowerError};
 use super::value::{zero_value, Closure, Ty, Value};
 
@@ -305,8 +305,27 @@ impl<'p> Emitter<'_, 'p> {
             },
             "c_allreduce_sum" | "c_allreduce_max" | "c_allreduce_min" | "c_allreduce_prod"
             | "c_broadcast" | "c_allgather" | "c_barrier" => self.collective(op, t)?,
+            "make_list" => {
+                let zero = match self.out_ty(op, "Out")? {
+                    Some(Ty::List(e)) => zero_value(&e, &self.cx.structs)?,
+                    _ => return Err(bad(op, "Out is not a list".into())),
+                };
+                Instr::MakeList {
+                    n: self.in1(op, "N")?,
+                    zero,
+                    out: self.out1(op, "Out")?,
+                }
+            }
+            "decode_rune" => Instr::DecodeRune {
+                x: self.in1(op, "X")?,
+                i: self.in1(op, "Index")?,
+                out: self.out1(op, "Out")?,
+                width: self.out1(op, "Width")?,
+            },
+            "exp" | "log" if self.in_ty(op, "X")? == Ty::Float => self.lib_builtin(op, t)?,
             other => match TensorOp::from_name(other) {
                 Some(top) => self.tensor_builtin(op, top)?,
+                None if LibOp::from_op(other).is_some() => self.lib_builtin(op, other)?,
                 None => return Err(LowerError::UnknownOp(other.to_string())),
             },
         };
@@ -458,6 +477,27 @@ impl<'p> Emitter<'_, 'p> {
     }
 }
 
+impl<'p> Emitter<'_, 'p> {
+    /// A library builtin: its inputs in the registry's slot order
+    /// (variadic slots spread out); its one output `Out`, or the junk slot.
+    fn lib_builtin(&self, op: &'p pb::OpDesc, name: &str) -> Result<Instr, LowerError> {
+        let lop = LibOp::from_op(name).ok_or_else(|| LowerError::UnknownOp(name.to_string()))?;
+        let spec =
+            registry::lookup(&op.r#type).ok_or_else(|| LowerError::UnknownOp(op.r#type.clone()))?;
+        let mut ins = Vec::new();
+        for slot in spec.inputs {
+            for a in self.ins(op, slot.name) {
+                ins.push(self.vars.slot(a)?);
+            }
+        }
+        Ok(Instr::Lib {
+            op: lop,
+            ins: ins.into_boxed_slice(),
+            out: self.out1(op, "Out")?,
+        })
+    }
+}
+
 /// The literal of a `const` op, converted to the output's type where the
 /// literal is an untyped integer used as a float.
 pub(super) fn const_value(op: &pb::OpDesc, oty: Option<&Ty>) -> Result<Value, LowerError> {
@@ -467,7 +507,7 @@ pub(super) fn const_value(op: &pb::OpDesc, oty: Option<&Ty>) -> Result<Value, Lo
         (A::I(i), Some(Ty::Float)) => Value::Float(*i as f64),
         (A::I(i), _) => Value::Int(*i),
         (A::F(f), _) => Value::Float(*f),
-        (A::S(s), _) => Value::Str(Arc::from(s.as_str())),
+        (A::S(s), _) => Value::str(s),
         (A::B(b), _) => Value::Bool(*b),
         _ => return Err(bad(op, "value is not a scalar".into())),
     })

@@ -13,7 +13,11 @@
 //!   reproducible, and printing sorts them by key as Go's fmt does;
 //! - a func value is `None` (nil) or a closure: a function and the values
 //!   its first parameters are bound to;
-//! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats).
+//! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats);
+//! - a string is bytes, as in Go (`Arc<[u8]>`, usually but not always UTF-8:
+//!   slicing cuts bytes, so `s[0:2] + s[2:] == s` even through a
+//!   character); only its printed form replaces bytes that are not UTF-8
+//!   with U+FFFD (`String::from_utf8_lossy`), where text leaves the program.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -101,7 +105,7 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Bool(bool),
-    Str(Arc<str>),
+    Str(Arc<[u8]>),
     List(Arc<Vec<Value>>),
     Struct(Arc<Vec<Value>>),
     Chan(Box<ChanVal>),
@@ -131,6 +135,17 @@ pub type MapHasher = foldhash::fast::RandomState;
 #[derive(Clone, Default)]
 pub struct MapVal {
     pub entries: IndexMap<Key, Value, MapHasher>,
+}
+
+impl MapVal {
+    /// The entries in printing order: sorted by key with [`key_order`]
+    /// (stable), as `print` and `sprintf` write a map.
+    pub fn sorted(&self) -> Vec<(&Value, &Value)> {
+        let mut entries: Vec<(&Value, &Value)> =
+            self.entries.iter().map(|(k, v)| (&k.0, v)).collect();
+        entries.sort_by(|a, b| key_order(a.0, b.0));
+        entries
+    }
 }
 
 /// What a map's key table holds for one entry: its key, value, hash and
@@ -236,12 +251,17 @@ impl fmt::Debug for Value {
 impl Value {
     /// The empty string.
     pub fn empty_str() -> Value {
-        Value::Str(Arc::from(""))
+        Value::Str(Arc::from(&b""[..]))
     }
 
     /// A string value.
     pub fn str(s: &str) -> Value {
-        Value::Str(Arc::from(s))
+        Value::Str(Arc::from(s.as_bytes()))
+    }
+
+    /// A string value of any bytes (Go's strings need not be UTF-8).
+    pub fn bytes(b: &[u8]) -> Value {
+        Value::Str(Arc::from(b))
     }
 
     /// A list value.
@@ -278,7 +298,7 @@ impl Value {
                 if s.len() > max.saturating_sub(out.len()) {
                     return false;
                 }
-                out.push_str(s)
+                out.push_str(&String::from_utf8_lossy(s))
             }
             Value::List(items) | Value::Struct(items) => {
                 let (open, close) = match self {
@@ -311,13 +331,11 @@ impl Value {
             }
             Value::Map(m) => {
                 out.push_str("map[");
-                let mut entries: Vec<(&Key, &Value)> = m.entries.iter().collect();
-                entries.sort_by(|a, b| key_order(&a.0 .0, &b.0 .0));
-                for (i, (k, v)) in entries.into_iter().enumerate() {
+                for (i, (k, v)) in m.sorted().into_iter().enumerate() {
                     if i > 0 {
                         out.push(' ');
                     }
-                    if !k.0.write_within(out, max) {
+                    if !k.write_within(out, max) {
                         return false;
                     }
                     out.push(':');

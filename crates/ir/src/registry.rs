@@ -273,6 +273,10 @@ const F: &str = "control flow";
 const B: &str = "builtins";
 const T: &str = "tensors and devices";
 const CO: &str = "collectives";
+const N: &str = "numbers";
+const S: &str = "strings";
+const LS: &str = "lists";
+const D: &str = "time, files and data";
 
 /// The `rings` attribute of `c_group`: how many rings a group splits its
 /// reductions over (Fluid's `nrings`); at least 1. `group(n)` lowers with
@@ -367,8 +371,8 @@ pub static OPS: &[OpSpec] = &[
     op(T, "transpose", T1, OUT_T, NO_ATTRS, "Out = X transposed (2-d)"),
     op(T, "relu", T1, OUT_T, NO_ATTRS, "Out = max(X, 0) elementwise"),
     op(T, "relu_mask", T1, OUT_T, NO_ATTRS, "Out = 1 where X > 0, else 0"),
-    op(T, "exp", T1, OUT_T, NO_ATTRS, "Out = e^X elementwise"),
-    op(T, "log", T1, OUT_T, NO_ATTRS, "Out = ln X elementwise"),
+    op(T, "exp", X, OUT, NO_ATTRS, "Out = e^X elementwise on a tensor, or of a float (Out has X's type)"),
+    op(T, "log", X, OUT, NO_ATTRS, "Out = ln X elementwise on a tensor, or of a float (Out has X's type)"),
     op(T, "softmax", T1, OUT_T, NO_ATTRS, "Out = softmax of each row of X"),
     op(T, "sum", T1, OUT_F, NO_ATTRS, "Out = the sum of X's elements"),
     op(T, "sum_rows", T1, OUT_T, NO_ATTRS, "Out = the sum of the m rows of an [m, n] X: shape [n]"),
@@ -393,6 +397,45 @@ pub static OPS: &[OpSpec] = &[
     op(CO, "c_broadcast", &[req("Comm", Comm), req("X", Any), req("Root", Int)], OUT, NO_ATTRS, "Out = the X of member Root (0 <= Root < size, else panics); X of any type, Out has X's type"),
     op(CO, "c_allgather", CMX, &[req("Out", List)], NO_ATTRS, "Out = every member's X, by rank; X of any type, Out is a list of X's type"),
     op(CO, "c_barrier", CM, NONE, NO_ATTRS, "return once every member of Comm's group has called it"),
+    op(N, "abs", &[req("X", Num)], OUT, NO_ATTRS, "Out = |X| on an int (wrapping) or float; Out has X's type"),
+    op(N, "min", &[var("Args", Num)], OUT, NO_ATTRS, "Out = the least of Args (at least one; ints or floats, one type, Out's; a NaN wins)"),
+    op(N, "max", &[var("Args", Num)], OUT, NO_ATTRS, "Out = the greatest of Args (as `min`)"),
+    op(N, "sqrt", &[req("X", Float)], OUT_F, NO_ATTRS, "Out = the square root of X"),
+    op(N, "pow", &[req("X", Float), req("Y", Float)], OUT_F, NO_ATTRS, "Out = X to the power Y"),
+    op(N, "floor", &[req("X", Float)], OUT_F, NO_ATTRS, "Out = the greatest integer value <= X"),
+    op(N, "ceil", &[req("X", Float)], OUT_F, NO_ATTRS, "Out = the least integer value >= X"),
+    op(N, "inf", NONE, OUT_F, NO_ATTRS, "Out = +Inf"),
+    op(N, "nan", NONE, OUT_F, NO_ATTRS, "Out = NaN"),
+    op(N, "is_nan", &[req("X", Float)], OUT_B, NO_ATTRS, "Out = whether X is NaN"),
+    op(S, "decode_rune", &[req("X", Str), req("Index", Int)], &[req("Out", Int), req("Width", Int)], NO_ATTRS, "Out, Width = the character starting at byte Index of X and its length in bytes (invalid UTF-8: 0xFFFD, 1); lowers `for i, r := range s`"),
+    op(S, "split", &[req("X", Str), req("Sep", Str)], &[req("Out", StrList)], NO_ATTRS, "Out = the parts of X between the Sep (empty Sep: its characters), as Go's strings.Split"),
+    op(S, "fields", &[req("X", Str)], &[req("Out", StrList)], NO_ATTRS, "Out = the runs of X between white space"),
+    op(S, "join", &[req("List", StrList), req("Sep", Str)], &[req("Out", Str)], NO_ATTRS, "Out = the strings of List with Sep between them"),
+    op(S, "contains", &[req("X", Any), req("Y", Any)], OUT_B, NO_ATTRS, "Out = whether string X contains string Y, or list X has an element == Y"),
+    op(S, "str_index", &[req("X", Str), req("Y", Str)], OUT_I, NO_ATTRS, "Out = the byte index of the first Y in X, or -1 (the builtin `index`)"),
+    op(S, "has_prefix", &[req("X", Str), req("Y", Str)], OUT_B, NO_ATTRS, "Out = whether X starts with Y"),
+    op(S, "has_suffix", &[req("X", Str), req("Y", Str)], OUT_B, NO_ATTRS, "Out = whether X ends with Y"),
+    op(S, "replace", &[req("X", Str), req("Old", Str), req("New", Str)], &[req("Out", Str)], NO_ATTRS, "Out = X with every Old replaced by New, as Go's strings.ReplaceAll"),
+    op(S, "trim", &[req("X", Str)], &[req("Out", Str)], NO_ATTRS, "Out = X without leading and trailing white space"),
+    op(S, "lower", &[req("X", Str)], &[req("Out", Str)], NO_ATTRS, "Out = X in lower case"),
+    op(S, "upper", &[req("X", Str)], &[req("Out", Str)], NO_ATTRS, "Out = X in upper case"),
+    op(S, "repeat", &[req("X", Str), req("N", Int)], &[req("Out", Str)], NO_ATTRS, "Out = N copies of X (negative N panics)"),
+    op(S, "chr", &[req("X", Int)], &[req("Out", Str)], NO_ATTRS, "Out = the UTF-8 encoding of code point X (U+FFFD when X is not one)"),
+    op(S, "sprintf", &[req("Format", Str), var("Args", Any)], &[req("Out", Str)], NO_ATTRS, "Out = Format with Args formatted by Go's fmt verbs"),
+    op(LS, "make_list", &[req("N", Int)], &[req("Out", List)], NO_ATTRS, "Out = N zero values of Out's element type (negative N panics)"),
+    op(LS, "sort", &[req("X", List)], &[req("Out", List)], NO_ATTRS, "Out = X sorted ascending (ints, floats or strings; Out has X's type)"),
+    op(LS, "reverse", &[req("X", List)], &[req("Out", List)], NO_ATTRS, "Out = X in reverse order (Out has X's type)"),
+    op(D, "tick", &[req("Ms", Num)], &[req("Out", Chan)], NO_ATTRS, "Out = a new `chan int` that receives 1, 2, 3, ... every Ms milliseconds, dropping ticks a slow receiver misses"),
+    op(D, "lines", &[req("Path", Str)], &[req("Out", Chan)], NO_ATTRS, "Out = a new `chan string` of the lines of file Path (\"-\": standard input), closed at the end"),
+    op(D, "read_file", &[req("Path", Str)], &[req("Out", Str)], NO_ATTRS, "Out = the contents of file Path"),
+    op(D, "write_file", &[req("Path", Str), req("Data", Str)], NONE, NO_ATTRS, "write Data to file Path, replacing it"),
+    op(D, "append_file", &[req("Path", Str), req("Data", Str)], NONE, NO_ATTRS, "append Data to file Path, creating it"),
+    op(D, "exists", &[req("Path", Str)], OUT_B, NO_ATTRS, "Out = whether a file or directory Path exists"),
+    op(D, "env", &[req("Name", Str)], &[req("Out", Str)], NO_ATTRS, "Out = the environment variable Name (\"\" when unset)"),
+    op(D, "load_csv", &[req("Path", Str)], OUT_T, NO_ATTRS, "Out = the numeric CSV file Path as a [rows, cols] tensor (a non-numeric first line is a header)"),
+    op(D, "load_npy", &[req("Path", Str)], OUT_T, NO_ATTRS, "Out = the NumPy .npy file Path (f32 or f64) as a tensor"),
+    op(D, "save_npy", &[req("Path", Str), req("X", Tensor)], NONE, NO_ATTRS, "write X to Path as a NumPy .npy file of f32"),
+    op(D, "values", T1, &[req("Out", FloatList)], NO_ATTRS, "Out = X's elements in row-major order"),
 ];
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         ("addf", Type::func(vec![], Some(Type::int()))),
         ("cm", Type::comm()),
         ("cms", Type::list(Type::comm())),
+        ("cs", Type::chan(Type::string())),
     ];
     for (n, t) in vars {
         b.var(m, n, t);
@@ -355,6 +356,65 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         &[("Out", "ls")],
     );
     p.op("c_barrier", &[("Comm", "cm")], &[]);
+    // numbers, strings, lists, time and files
+    p.op("exp", &[("X", "f")], &[("Out", "f")]);
+    p.op("abs", &[("X", "i")], &[("Out", "j")]);
+    for ty in ["min", "max"] {
+        p.b.op(m, ty)
+            .input("Args", ["f", "f"])
+            .output("Out", ["f"])
+            .finish();
+        p.used.push(ty.into());
+    }
+    for ty in ["sqrt", "floor", "ceil"] {
+        p.op(ty, &[("X", "f")], &[("Out", "f")]);
+    }
+    p.op("pow", &[("X", "f"), ("Y", "f")], &[("Out", "f")]);
+    p.op("inf", &[], &[("Out", "f")]);
+    p.op("nan", &[], &[("Out", "f")]);
+    p.op("is_nan", &[("X", "f")], &[("Out", "ok")]);
+    p.op(
+        "decode_rune",
+        &[("X", "s"), ("Index", "i")],
+        &[("Out", "j"), ("Width", "i")],
+    );
+    p.op("split", &[("X", "s"), ("Sep", "s")], &[("Out", "ls")]);
+    p.op("fields", &[("X", "s")], &[("Out", "ls")]);
+    p.op("join", &[("List", "ls"), ("Sep", "s")], &[("Out", "s")]);
+    p.op("contains", &[("X", "li"), ("Y", "i")], &[("Out", "ok")]);
+    p.op("str_index", &[("X", "s"), ("Y", "s")], &[("Out", "i")]);
+    p.op("has_prefix", &[("X", "s"), ("Y", "s")], &[("Out", "ok")]);
+    p.op("has_suffix", &[("X", "s"), ("Y", "s")], &[("Out", "ok")]);
+    p.op(
+        "replace",
+        &[("X", "s"), ("Old", "s"), ("New", "s")],
+        &[("Out", "s")],
+    );
+    for ty in ["trim", "lower", "upper"] {
+        p.op(ty, &[("X", "s")], &[("Out", "s")]);
+    }
+    p.op("repeat", &[("X", "s"), ("N", "i")], &[("Out", "s")]);
+    p.op("chr", &[("X", "i")], &[("Out", "s")]);
+    p.b.op(m, "sprintf")
+        .input("Format", ["s"])
+        .input("Args", ["i", "f", "ls"])
+        .output("Out", ["s"])
+        .finish();
+    p.used.push("sprintf".into());
+    p.op("make_list", &[("N", "i")], &[("Out", "lf")]);
+    p.op("sort", &[("X", "ls")], &[("Out", "ls")]);
+    p.op("reverse", &[("X", "li")], &[("Out", "li")]);
+    p.op("tick", &[("Ms", "f")], &[("Out", "tick")]);
+    p.op("lines", &[("Path", "s")], &[("Out", "cs")]);
+    p.op("read_file", &[("Path", "s")], &[("Out", "s")]);
+    p.op("write_file", &[("Path", "s"), ("Data", "s")], &[]);
+    p.op("append_file", &[("Path", "s"), ("Data", "s")], &[]);
+    p.op("exists", &[("Path", "s")], &[("Out", "ok")]);
+    p.op("env", &[("Name", "s")], &[("Out", "s")]);
+    p.op("load_csv", &[("Path", "s")], &[("Out", "t")]);
+    p.op("load_npy", &[("Path", "s")], &[("Out", "t")]);
+    p.op("save_npy", &[("Path", "s"), ("X", "t")], &[]);
+    p.op("values", &[("X", "t")], &[("Out", "lf")]);
     p.op("return", &[], &[]);
     (p.b.build(), p.used)
 }

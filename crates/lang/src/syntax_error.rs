@@ -126,6 +126,15 @@ pub enum SyntaxError {
     /// `expr: value` in a composite literal where `expr` is not a name.
     #[error("field name in struct literal must be a name")]
     FieldKeyNotName,
+    /// A character literal that reaches the end of its line.
+    #[error("rune literal not terminated")]
+    RuneNotTerminated,
+    /// `''`.
+    #[error("empty rune literal or unescaped ' in rune literal")]
+    RuneEmpty,
+    /// `'ab'`.
+    #[error("more than one character in rune literal")]
+    RuneTooLong,
 
     // ---- Go features Weft leaves out (docs/language.md, "Not in Weft") ----
     /// `goto L`.
@@ -219,10 +228,13 @@ mod tests {
             Pointers => 33,
             Methods => 34,
             Interfaces => 35,
+            RuneNotTerminated => 36,
+            RuneEmpty => 37,
+            RuneTooLong => 38,
         }
     }
 
-    const VARIANTS: usize = 36;
+    const VARIANTS: usize = 39;
 
     fn one_of_each() -> Vec<SyntaxError> {
         use SyntaxError::*;
@@ -274,6 +286,9 @@ mod tests {
             Methods,
             Interfaces,
             Generics,
+            RuneNotTerminated,
+            RuneEmpty,
+            RuneTooLong,
         ]
     }
 

@@ -86,6 +86,7 @@ pub use context::{
     clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_task_name,
     set_wait, set_wait_site, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
 };
+pub use netpoll::IoSource;
 pub use time::{after, now_ms, register_io, sleep};
 pub use wait::SiteResolver;
 

@@ -27,6 +27,7 @@
 //! | `linalg.rs` | matmul, transpose |
 //! | `index.rs` | rows, gather, get, onehot |
 //! | `dataset.rs` | load_dataset |
+//! | `files.rs` | load_csv, load_npy, save_npy, values |
 //! | `compute.rs` | the compute pool for long kernels |
 //! | `place.rs` | devices, to, and running kernels where their operands live |
 //! | `builtins.rs` | one async entry point for the interpreter |
@@ -45,6 +46,7 @@ mod dataset;
 pub mod device;
 mod elementwise;
 mod error;
+mod files;
 mod index;
 mod linalg;
 mod mathf;

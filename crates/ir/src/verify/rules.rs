@@ -112,6 +112,57 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
         "func_ref" | "closure" => r.func_value(bd),
         "call_value" | "go_value" => r.call_value(bd),
         "load_dataset" => r.dataset(bd),
+        "exp" | "log" | "abs" | "sort" | "reverse" => {
+            if let Some((x, t)) = bd.input("X") {
+                let ok = match op {
+                    "abs" => t.is_int() || t.is_float(),
+                    "sort" => t
+                        .list_elem()
+                        .is_some_and(|e| e.is_int() || e.is_float() || e.is_string()),
+                    "reverse" => true,
+                    _ => t.is_float() || t.is_tensor(),
+                };
+                r.applies(x, t, ok);
+                r.same(bd.output("Out"), "Out", Some((x, t)), "X");
+            }
+        }
+        "min" | "max" => {
+            let args = bd.ins("Args");
+            match args.first().and_then(|a| a.ty.map(|t| (a.name, t))) {
+                None if args.is_empty() => r.fail(format!("{op} needs at least one argument")),
+                None => {}
+                Some((x, t)) => {
+                    r.elems(&args[1..], x, Some(t));
+                    r.same(bd.output("Out"), "Out", Some((x, t)), "Args");
+                }
+            }
+        }
+        "contains" => {
+            if let Some((x, t)) = bd.input("X") {
+                if t.is_string() {
+                    if let Some((y, yt)) = bd.input("Y") {
+                        r.applies(y, yt, yt.is_string());
+                    }
+                } else if let Some(e) = t.list_elem() {
+                    let comparable = r.comparable(e);
+                    r.applies(x, t, comparable);
+                    r.elems(bd.ins("Y"), x, Some(e));
+                } else {
+                    r.applies(x, t, false);
+                }
+            }
+        }
+        "tick" | "lines" => {
+            if let Some((o, t)) = bd.output("Out") {
+                let (ok, want) = match op {
+                    "tick" => (t.chan_elem().is_some_and(Type::is_int), "chan int"),
+                    _ => (t.chan_elem().is_some_and(Type::is_string), "chan string"),
+                };
+                if !ok {
+                    r.fail(format!("{op} gives a {want} but Out {o:?} is {t}"));
+                }
+            }
+        }
         "loop" if bd.attrs.contains_key("cond_block") && bd.ins("Cond").is_empty() => {
             r.fail("cond_block is set but Cond is not".into());
         }

@@ -10,7 +10,7 @@
 use super::expr::Operand;
 use super::{CheckError, Checker, Context, Res};
 use crate::ast::*;
-use crate::types::Ty;
+use crate::types::{comparable, Ty};
 
 macro_rules! builtins {
     ($($v:ident = $n:literal,)*) => {
@@ -46,6 +46,14 @@ builtins! {
     AllreduceSum = "allreduce_sum", AllreduceMax = "allreduce_max",
     AllreduceMin = "allreduce_min", AllreduceProd = "allreduce_prod",
     Broadcast = "broadcast", Allgather = "allgather", Barrier = "barrier",
+    Abs = "abs", Min = "min", Max = "max", Sqrt = "sqrt", Pow = "pow", Floor = "floor",
+    Ceil = "ceil", Inf = "inf", Nan = "nan", IsNan = "is_nan", Split = "split",
+    Fields = "fields", Join = "join", Contains = "contains", Index = "index",
+    HasPrefix = "has_prefix", HasSuffix = "has_suffix", Replace = "replace", Trim = "trim",
+    Lower = "lower", Upper = "upper", Repeat = "repeat", Chr = "chr", Sprintf = "sprintf",
+    Sort = "sort", Reverse = "reverse", Tick = "tick", Lines = "lines", ReadFile = "read_file",
+    WriteFile = "write_file", AppendFile = "append_file", Exists = "exists", Env = "env",
+    LoadCsv = "load_csv", LoadNpy = "load_npy", SaveNpy = "save_npy", Values = "values",
 }
 
 impl Builtin {
@@ -61,6 +69,8 @@ impl Builtin {
                 | Builtin::Int
                 | Builtin::Float
                 | Builtin::Make
+                | Builtin::Min
+                | Builtin::Max
         )
     }
 
@@ -84,7 +94,7 @@ impl Builtin {
             Shape => (vec![t()], shape()),
             Numel => (vec![t()], Ty::Int),
             Matmul => (vec![t(), t()], t()),
-            Transpose | Relu | ReluMask | Exp | Log | Softmax | SumRows => (vec![t()], t()),
+            Transpose | Relu | ReluMask | Softmax | SumRows => (vec![t()], t()),
             Sum | Mean => (vec![t()], Ty::Float),
             ArgmaxRows => (vec![t()], Ty::list(Ty::Int)),
             Onehot => (vec![Ty::list(Ty::Int), Ty::Int], t()),
@@ -98,6 +108,26 @@ impl Builtin {
             World => (vec![], Ty::Comm),
             Rank | Size => (vec![Ty::Comm], Ty::Int),
             Barrier => (vec![Ty::Comm], Ty::Void),
+            Sqrt | Floor | Ceil => (vec![Ty::Float], Ty::Float),
+            Pow => (vec![Ty::Float, Ty::Float], Ty::Float),
+            Inf | Nan => (vec![], Ty::Float),
+            IsNan => (vec![Ty::Float], Ty::Bool),
+            Split => (vec![Ty::Str, Ty::Str], Ty::list(Ty::Str)),
+            Fields => (vec![Ty::Str], Ty::list(Ty::Str)),
+            Join => (vec![Ty::list(Ty::Str), Ty::Str], Ty::Str),
+            Index => (vec![Ty::Str, Ty::Str], Ty::Int),
+            HasPrefix | HasSuffix => (vec![Ty::Str, Ty::Str], Ty::Bool),
+            Replace => (vec![Ty::Str, Ty::Str, Ty::Str], Ty::Str),
+            Trim | Lower | Upper => (vec![Ty::Str], Ty::Str),
+            Repeat => (vec![Ty::Str, Ty::Int], Ty::Str),
+            Chr => (vec![Ty::Int], Ty::Str),
+            Lines => (vec![Ty::Str], Ty::chan(Ty::Str)),
+            ReadFile | Env => (vec![Ty::Str], Ty::Str),
+            WriteFile | AppendFile => (vec![Ty::Str, Ty::Str], Ty::Void),
+            Exists => (vec![Ty::Str], Ty::Bool),
+            LoadCsv | LoadNpy => (vec![Ty::Str], t()),
+            SaveNpy => (vec![Ty::Str, t()], Ty::Void),
+            Values => (vec![t()], Ty::list(Ty::Float)),
             _ => return None,
         })
     }
@@ -374,8 +404,7 @@ impl<'a> Checker<'a> {
                 let ok = match (b, &op.ty) {
                     (_, Ty::Invalid) => return Operand::invalid(),
                     (Builtin::Str, t) => *t != Ty::Void,
-                    (Builtin::Int, t) => matches!(t, Ty::Int | Ty::Float | Ty::Str),
-                    (_, t) => matches!(t, Ty::Int | Ty::Float),
+                    (_, t) => matches!(t, Ty::Int | Ty::Float | Ty::Str),
                 };
                 let ty = match b {
                     Builtin::Str => Ty::Str,
@@ -429,6 +458,17 @@ impl<'a> Checker<'a> {
                 }
                 match ty {
                     Ty::Chan(_) | Ty::Map(..) => Operand { ty, val: None },
+                    Ty::List(_) if args.len() < 2 => {
+                        let err = CheckError::BuiltinArgCount {
+                            name,
+                            have: args.len(),
+                            min: 2,
+                            max: Some(2),
+                        };
+                        self.error(e.span, err);
+                        Operand::invalid()
+                    }
+                    Ty::List(_) => Operand { ty, val: None },
                     Ty::Invalid => Operand::invalid(),
                     t => {
                         let err = CheckError::CannotMake {
@@ -460,8 +500,8 @@ impl<'a> Checker<'a> {
                     val: None,
                 }
             }
-            Builtin::After | Builtin::Sleep => {
-                let result = if b == Builtin::After {
+            Builtin::After | Builtin::Sleep | Builtin::Tick => {
+                let result = if b != Builtin::Sleep {
                     Ty::chan(Ty::Int)
                 } else {
                     Ty::Void
@@ -538,6 +578,31 @@ impl<'a> Checker<'a> {
             | Builtin::AllreduceProd
             | Builtin::Broadcast
             | Builtin::Allgather => self.collective(e, b, args),
+            Builtin::Abs | Builtin::Exp | Builtin::Log | Builtin::Sort | Builtin::Reverse => {
+                self.builtin_one(e, b, args)
+            }
+            Builtin::Min | Builtin::Max => self.builtin_min_max(e, b, args),
+            Builtin::Contains => self.builtin_contains(e, args),
+            Builtin::Sprintf => {
+                let Some(first) = args.first() else {
+                    let err = CheckError::BuiltinArgCount {
+                        name,
+                        have: 0,
+                        min: 1,
+                        max: None,
+                    };
+                    self.error(e.span, err);
+                    return Operand::invalid();
+                };
+                self.value_to(first, &Ty::Str, &ctx);
+                for a in &args[1..] {
+                    self.value_default(a, &ctx);
+                }
+                Operand {
+                    ty: Ty::Str,
+                    val: None,
+                }
+            }
             _ => Operand::invalid(),
         }
     }
@@ -580,5 +645,134 @@ impl<'a> Checker<'a> {
             ty
         };
         Operand { ty, val: None }
+    }
+
+    /// `BuiltinArgType` for argument `a` of type `ty`.
+    fn bad_builtin_arg(&mut self, a: &Expr, ty: &Ty, builtin: &'static str) -> Operand {
+        if !ty.is_invalid() {
+            let err = CheckError::BuiltinArgType {
+                expr: self.text(a.span),
+                ty: self.tyname(ty),
+                builtin,
+            };
+            self.error(a.span, err);
+        }
+        Operand::invalid()
+    }
+
+    /// The builtins of one argument whose result type follows it: `abs`
+    /// (int or float), `exp` and `log` (float or tensor), `sort` (a list of
+    /// ints, floats or strings), `reverse` (any list).
+    fn builtin_one(&mut self, e: &Expr, b: Builtin, args: &[Expr]) -> Operand {
+        let name = b.name();
+        if !self.arity(e, name, args.len(), 1) {
+            self.check_args_loosely(args);
+            return Operand::invalid();
+        }
+        let ctx = Context::Argument(name.to_string());
+        let a = &args[0];
+        let mut op = self.value(a);
+        if matches!(b, Builtin::Exp | Builtin::Log) && op.ty.is_numeric() {
+            // Go's math.Exp(x): an untyped constant becomes a float.
+            self.convert(a, &mut op, &Ty::Float, &ctx);
+        } else {
+            self.defaulted(a, &mut op, &ctx);
+        }
+        let ok = match (b, &op.ty) {
+            (_, Ty::Invalid) => return Operand::invalid(),
+            (Builtin::Abs, t) => matches!(t, Ty::Int | Ty::Float),
+            (Builtin::Exp | Builtin::Log, t) => matches!(t, Ty::Float | Ty::Tensor),
+            (Builtin::Sort, Ty::List(el)) => matches!(**el, Ty::Int | Ty::Float | Ty::Str),
+            (Builtin::Reverse, Ty::List(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            return self.bad_builtin_arg(a, &op.ty, name);
+        }
+        Operand {
+            ty: op.ty,
+            val: None,
+        }
+    }
+
+    /// `min(a, b, ...)` and `max`: ints or floats of one type; untyped
+    /// constants take the type of the typed arguments, else `float` if one
+    /// of them is a float constant, else `int` (as Go's `min`).
+    fn builtin_min_max(&mut self, e: &Expr, b: Builtin, args: &[Expr]) -> Operand {
+        let name = b.name();
+        if args.is_empty() {
+            let err = CheckError::BuiltinArgCount {
+                name,
+                have: 0,
+                min: 1,
+                max: None,
+            };
+            self.error(e.span, err);
+            return Operand::invalid();
+        }
+        let ctx = Context::Argument(name.to_string());
+        let mut ops: Vec<Operand> = args.iter().map(|a| self.value(a)).collect();
+        let mut target: Option<Ty> = None;
+        let mut any_float_const = false;
+        for (a, op) in args.iter().zip(&ops) {
+            match &op.ty {
+                Ty::Invalid => return Operand::invalid(),
+                Ty::Int | Ty::Float => {
+                    if target.is_none() {
+                        target = Some(op.ty.clone());
+                    }
+                }
+                Ty::UntypedFloat => any_float_const = true,
+                Ty::UntypedInt => {}
+                t => {
+                    let t = t.clone();
+                    return self.bad_builtin_arg(a, &t, name);
+                }
+            }
+        }
+        let target = target.unwrap_or(if any_float_const { Ty::Float } else { Ty::Int });
+        for (a, op) in args.iter().zip(ops.iter_mut()) {
+            if !self.convert(a, op, &target, &ctx) {
+                return Operand::invalid();
+            }
+        }
+        Operand {
+            ty: target,
+            val: None,
+        }
+    }
+
+    /// `contains(s, t)` on strings, `contains(list, v)` on a list of
+    /// comparable elements.
+    fn builtin_contains(&mut self, e: &Expr, args: &[Expr]) -> Operand {
+        let name = "contains";
+        if !self.arity(e, name, args.len(), 2) {
+            self.check_args_loosely(args);
+            return Operand::invalid();
+        }
+        let ctx = Context::Argument(name.to_string());
+        let op = self.value_default(&args[0], &ctx);
+        match &op.ty {
+            Ty::Invalid => {
+                self.value(&args[1]);
+                return Operand::invalid();
+            }
+            Ty::Str => {
+                self.value_to(&args[1], &Ty::Str, &ctx);
+            }
+            Ty::List(el) if comparable(el, &self.info.structs) => {
+                let el = (**el).clone();
+                self.value_to(&args[1], &el, &ctx);
+            }
+            t => {
+                let t = t.clone();
+                self.value(&args[1]);
+                return self.bad_builtin_arg(&args[0], &t, name);
+            }
+        }
+        Operand {
+            ty: Ty::Bool,
+            val: None,
+        }
     }
 }

@@ -840,7 +840,7 @@ pub enum CheckError {
         /// The argument.
         expr: String,
     },
-    /// `make` of a type other than a channel.
+    /// `make` of a type other than a channel, a map or a list.
     #[error("invalid argument: cannot make {ty}")]
     CannotMake {
         /// The type.
@@ -961,8 +961,8 @@ impl Message for CheckError {
             GoBuiltin { name } => return Some(format!("write go {{ {name}(...) }}")),
             DatasetShadowed => "rename your struct",
             BuiltinArgType { builtin: "cap", .. } => "cap applies to channels only",
-            MakeNotAType { .. } => "write make(chan T), make(chan T, n) or make(map[K]V)",
-            CannotMake { .. } => "make creates channels and maps; write []T{} for an empty list",
+            MakeNotAType { .. } => "write make(chan T), make(chan T, n), make(map[K]V) or make([]T, n)",
+            CannotMake { .. } => "make creates channels, maps and lists: make(chan T, n), make(map[K]V), make([]T, n)",
             Recover => "a panic ends the program; return an error value (`v, ok := f()`) instead",
             InvalidMapKey { .. } => "map keys are ints, floats, strings, bools, channels, comms or structs of those",
             MultiValue { .. } => "assign the results to as many variables: `a, b := f()`",
@@ -1319,7 +1319,7 @@ mod tests {
                 ty: s("int"),
             },
             MakeNotAType { expr: s("x") },
-            CannotMake { ty: s("[]int") },
+            CannotMake { ty: s("int") },
             BadMilliseconds {
                 expr: s("s"),
                 ty: s("string"),

@@ -764,8 +764,12 @@ impl<'a> Checker<'a> {
         if op.ty == Ty::UntypedInt {
             self.convert(expr, &mut op, &Ty::Int, &Context::Range);
         }
+        if op.ty == Ty::UntypedStr {
+            self.convert(expr, &mut op, &Ty::Str, &Context::Range);
+        }
         let (kt, vt) = match &op.ty {
             Ty::Int => (Ty::Int, None),
+            Ty::Str => (Ty::Int, Some(Ty::Int)),
             Ty::List(elem) => (Ty::Int, Some((**elem).clone())),
             Ty::Chan(elem) => ((**elem).clone(), None),
             Ty::Map(k, v) => ((**k).clone(), Some((**v).clone())),

@@ -630,10 +630,14 @@ impl<'a> Lowerer<'a> {
                 self.emit(Op::new("map_new", e.span).output("Out", out.clone()));
                 return out;
             }
-            let mut op = Op::new("make_chan", e.span);
+            let (name, slot) = match ty {
+                Ty::List(_) => ("make_list", "N"),
+                _ => ("make_chan", "Cap"),
+            };
+            let mut op = Op::new(name, e.span);
             if let Some(n) = args.get(1) {
                 let v = self.expr(n, None);
-                op = op.input("Cap", v);
+                op = op.input(slot, v);
             }
             let out = self.out(ty, dest);
             self.emit(op.output("Out", out.clone()));
@@ -684,7 +688,8 @@ impl<'a> Lowerer<'a> {
             Builtin::Exit => ("exit", &["Code"]),
             Builtin::Rand | Builtin::Perm => (b.name(), &["N"]),
             Builtin::Close => ("close", &["Chan"]),
-            Builtin::After | Builtin::Sleep => (b.name(), &["Ms"]),
+            Builtin::After | Builtin::Sleep | Builtin::Tick => (b.name(), &["Ms"]),
+            Builtin::Index => ("str_index", &["X", "Y"]),
             Builtin::Delete => ("map_delete", &["X", "Key"]),
             Builtin::Group => ("c_group", &[]),
             Builtin::World => ("c_world", &[]),

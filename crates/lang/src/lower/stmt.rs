@@ -845,12 +845,29 @@ impl<'a> Lowerer<'a> {
                         .output("Out", c.clone()),
                 );
             });
+            // A string steps by characters: body: r, w = decode_rune(x, i);
+            // key = i; value = r; post: i += w.
+            let width = (xty == Ty::Str).then(|| self.temp(&Ty::Int));
             let bb = self.new_block();
             self.in_block(bb, |l| {
+                let rune = match &width {
+                    Some(w) => {
+                        let r = v.clone().unwrap_or_else(|| l.temp(&Ty::Int));
+                        l.emit(
+                            Op::new("decode_rune", sp)
+                                .input("X", x.clone())
+                                .input("Index", i.clone())
+                                .output("Out", r.clone())
+                                .output("Width", w.clone()),
+                        );
+                        Some(r)
+                    }
+                    None => None,
+                };
                 if let Some(k) = k {
                     l.emit(Op::new("copy", sp).input("X", i.clone()).output("Out", k));
                 }
-                if let Some(v) = v {
+                if let (Some(v), None) = (v, rune) {
                     l.emit(
                         Op::new("index", sp)
                             .input("X", x.clone())
@@ -862,11 +879,14 @@ impl<'a> Lowerer<'a> {
             });
             let pb = self.new_block();
             self.in_block(pb, |l| {
-                let one = l.small_const(1, &Ty::Int, expr);
+                let step = match &width {
+                    Some(w) => w.clone(),
+                    None => l.small_const(1, &Ty::Int, expr),
+                };
                 l.emit(
                     Op::new("add", sp)
                         .input("X", i.clone())
-                        .input("Y", one)
+                        .input("Y", step)
                         .output("Out", i.clone()),
                 );
             });

@@ -5,7 +5,7 @@
 
 use super::{PResult, Parser, Reported, SyntaxError};
 use crate::ast::*;
-use crate::lexer::{unquote, Tok};
+use crate::lexer::{char_value, unquote, Tok};
 
 fn binop(t: Tok) -> Option<(BinOp, u8)> {
     use BinOp::*;
@@ -309,6 +309,7 @@ impl<'a> Parser<'a> {
             },
             Tok::Float => ExprKind::Float(text.replace('_', "").parse().unwrap_or(f64::INFINITY)),
             Tok::Str => ExprKind::Str(unquote(text)),
+            Tok::Char => ExprKind::Int(char_value(text)),
             Tok::True => ExprKind::Bool(true),
             Tok::False => ExprKind::Bool(false),
             Tok::Nil => ExprKind::Nil,

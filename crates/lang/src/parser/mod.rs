@@ -150,7 +150,9 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::Ident => format!("name {}", self.text(t.span)),
-            Tok::Int | Tok::Float | Tok::Str => format!("literal {}", self.text(t.span)),
+            Tok::Int | Tok::Float | Tok::Str | Tok::Char => {
+                format!("literal {}", self.text(t.span))
+            }
             Tok::Eof => "end of file".into(),
             other => {
                 let d = other.describe();
