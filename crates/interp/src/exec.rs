@@ -19,7 +19,8 @@
 //! jumps, calls and returns, list and struct ops, plain send and receive)
 //! and calls out-of-line helpers for the rare ones (select with `default`,
 //! `go`, tensor ops, `print`, timers, channel creation and closing,
-//! `rand`/`perm`) and for every failure, so the hot loop stays small.
+//! `rand`/`perm`, groups and collectives) and for every failure, so the
+//! hot loop stays small.
 //!
 //! Memory: every instruction that allocates for the program asks the run's
 //! memory ceiling (`Shared::mem`) first, with the bytes it is about to
@@ -32,16 +33,21 @@ use std::time::Duration;
 
 use weft_chan::loom::Ordering;
 use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
+use weft_coll::{CollError, Op};
 use weft_rt::memlimit::{Ceiling, OutOfMemory};
 use weft_rt::{self as runtime, TaskEnd};
 
-use super::code::{Func, FuncId, Instr, IntOp, Pc, SelCase, Slot, TensorOp};
+use super::code::{
+    CollInstr, CollOp, Func, FuncId, Instr, IntOp, LibOp, Pc, SelCase, Slot, TensorOp,
+};
 use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
+use super::lib_ops;
 use super::ops::{self, kind_error};
-use super::state::{Failure, Frame, Shared, TaskState, Wait, BUDGET};
-use super::value::{ChanVal, Ty, Value, VALUE_BYTES};
+use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
+use super::stream;
+use super::value::{ChanVal, Closure, Key, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES};
 
 /// Every this many budget steps a busy task lets the runtime hand a task
 /// kept waiting in this worker's LIFO slot to an idle worker
@@ -51,6 +57,9 @@ const LIFO_CHECK: u32 = 64;
 const MAX_STACK: usize = 1 << 22;
 /// The largest `perm(n)`.
 const MAX_PERM: i64 = 1 << 28;
+/// The largest group `group(n)` makes (as `perm`'s bound: past it the
+/// members alone would not fit in memory).
+const MAX_GROUP: i64 = 1 << 28;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
@@ -63,6 +72,9 @@ const CHAN_SLOT_BYTES: usize = VALUE_BYTES + 8;
 /// ... and for a pending timer (its entry, its place in the heap and the
 /// action that sends on `after`'s channel).
 pub(super) const TIMER_BYTES: usize = 128;
+/// ... and for each member of a new group (its `comm` value, its box and
+/// its share of the group's state).
+const MEMBER_BYTES: usize = VALUE_BYTES + 128;
 
 /// Runs instructions until the task ends or must await something. A plain
 /// function, so the hot loop's state lives in registers, not in the task's
@@ -150,9 +162,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                         if let Err(e) = sh.mem.check(2 * n) {
                             break 'run out_of_memory(f, at, e);
                         }
-                        let mut c = String::with_capacity(n);
-                        c.push_str(a);
-                        c.push_str(b);
+                        let mut c = Vec::with_capacity(n);
+                        c.extend_from_slice(a);
+                        c.extend_from_slice(b);
                         Value::Str(Arc::from(c))
                     }
                     (a, _) => break 'run fail(f, at, kind_error("concat", a)),
@@ -318,7 +330,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 let dev = place(sh, device, fs, *on);
                 rare!(go_call(sh, fs, f, at, *func, args, dev))
             }
-            Instr::Here { out } => s!(*out) = Value::Str(device.clone()),
+            Instr::Here { out } => s!(*out) = Value::str(device),
             Instr::Call { func, args, out } => {
                 let Some(g) = prog.funcs.get(*func as usize) else {
                     break 'run bug(f, at, InternalError::NoFunction(*func));
@@ -521,6 +533,79 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Rand { n, out } => rare!(rand(fs, rng, f, at, *n, *out)),
             Instr::Perm { n, out } => rare!(perm(sh.mem, fs, rng, f, at, *n, *out)),
             Instr::Tensor { op, ins, .. } => break 'run tensor(fs, *op, ins, at),
+            Instr::MapNew { .. }
+            | Instr::MapGet { .. }
+            | Instr::MapSet { .. }
+            | Instr::MapDelete { .. }
+            | Instr::MapEntry { .. }
+            | Instr::Closure { .. } => rare!(map_or_closure(sh.mem, fs, f, at, instr)),
+            Instr::GoValue { f: fv, args } => {
+                let (func, init) = match closure_args(fs, *fv, args, &prog.funcs) {
+                    Ok(v) => v,
+                    Err(e) => break 'run fail(f, at, e),
+                };
+                if let Err(e) = task_fits(sh, func) {
+                    break 'run out_of_memory(f, at, e);
+                }
+                rare!(spawn(sh, f, at, func, init, device.clone()))
+            }
+            Instr::CallValue { f: fv, args, out } => {
+                // As `Call`, with the callee from a func value whose
+                // captured values fill its first parameters.
+                let (func, init) = match closure_args(fs, *fv, args, &prog.funcs) {
+                    Ok(v) => v,
+                    Err(e) => break 'run fail(f, at, e),
+                };
+                let Some(g) = prog.funcs.get(func as usize) else {
+                    break 'run bug(f, at, InternalError::NoFunction(func));
+                };
+                let nb = base + f.template.len();
+                let top = nb + g.template.len();
+                if top > MAX_STACK {
+                    break 'run fail(f, at, RuntimeError::StackOverflow);
+                }
+                if stack.len() < top {
+                    if let Err(e) = grow_stack(sh.mem, stack, top) {
+                        break 'run out_of_memory(f, at, e);
+                    }
+                }
+                init_frame(&mut stack[nb..top], g);
+                for (p, v) in init {
+                    put(&mut stack[nb + p as usize], v);
+                }
+                frames.push(Frame {
+                    func: *cur,
+                    pc: pc as Pc,
+                    base,
+                    ret: *out,
+                });
+                *cur = func;
+                f = g;
+                code = &f.code;
+                pc = 0;
+                base = nb;
+                fs = &mut stack[base..];
+                if spend(budget) {
+                    break 'run Wait::Yield;
+                }
+            }
+            Instr::Group { n, rings, out } => rare!(group(sh.mem, fs, f, at, *n, *rings, *out)),
+            Instr::World { out } => rare!(world(sh, fs, f, at, *out)),
+            Instr::CommInfo { comm, size, out } => rare!(comm_info(fs, f, at, *comm, *size, *out)),
+            Instr::Collective(c) => break 'run collective(fs, f, at, c),
+            Instr::Lib { op, ins, out } => rare!(lib(sh, fs, f, at, *op, ins, *out)),
+            Instr::MakeList { n, zero, out } => {
+                let n = tri!(ops::as_int(&s!(*n)));
+                s!(*out) = tri!(lib_ops::make_list(sh.mem, n, zero));
+            }
+            Instr::DecodeRune { x, i, out, width } => {
+                let (r, w) = match (&s!(*x), &s!(*i)) {
+                    (Value::Str(b), Value::Int(k)) => ops::decode_rune(b, *k as usize),
+                    (a, _) => break 'run fail(f, at, kind_error("decode_rune", a)),
+                };
+                put_int(&mut s!(*out), r as i64);
+                put_int(&mut s!(*width), w as i64);
+            }
         }
     };
     *pc_out = pc;
@@ -769,19 +854,19 @@ fn place(
         return Ok(parent.clone());
     };
     let name = match &fs[slot as usize] {
-        Value::Str(s) => s,
+        Value::Str(s) => String::from_utf8_lossy(s),
         other => return Err(RuntimeError::unexpected("go device", other)),
     };
-    if &**name == "auto" {
+    if name == "auto" {
         let turn = sh.auto_turn.fetch_add(1, Ordering::Relaxed);
         return Ok(Arc::from(weft_tensor::auto_device(
             &weft_tensor::devices(),
             turn,
         )));
     }
-    match weft_tensor::device::lookup(name) {
-        Ok(_) => Ok(name.clone()),
-        Err(_) => Err(RuntimeError::GoDeviceNotPresent(Box::from(&**name))),
+    match weft_tensor::device::lookup(&name) {
+        Ok(_) => Ok(Arc::from(&*name)),
+        Err(_) => Err(RuntimeError::GoDeviceNotPresent(Box::from(&*name))),
     }
 }
 
@@ -871,7 +956,7 @@ fn to_str(mem: Ceiling, v: &Value) -> Result<Value, RuntimeError> {
     if !v.write_within(&mut s, mem.headroom() / 3) {
         return Err(mem.exceeded().into());
     }
-    Ok(Value::Str(Arc::from(s)))
+    Ok(Value::Str(Arc::from(s.into_bytes())))
 }
 
 /// `rand(n)`: an int in `[0, n)`.
@@ -922,10 +1007,286 @@ fn perm(
     Continue(())
 }
 
+/// The callee of a call through the func value in slot `fv`, and the
+/// values of its parameter slots: the captured values, then `args`.
+fn closure_args(
+    fs: &[Value],
+    fv: Slot,
+    args: &[Slot],
+    funcs: &[Func],
+) -> Result<(FuncId, Vec<(Slot, Value)>), RuntimeError> {
+    let c = match &fs[fv as usize] {
+        Value::Func(Some(c)) => c.clone(),
+        Value::Func(None) => return Err(RuntimeError::NilFuncCall),
+        other => return Err(kind_error("call", other)),
+    };
+    let g = funcs
+        .get(c.func as usize)
+        .ok_or(InternalError::NoFunction(c.func))?;
+    let vals = c
+        .captures
+        .iter()
+        .cloned()
+        .chain(args.iter().map(|a| fs[*a as usize].clone()));
+    Ok((c.func, g.params.iter().copied().zip(vals).collect()))
+}
+
+/// The map instructions and `Closure`, out of line. A map is copied on
+/// write (`Arc::make_mut`): the copy of a shared map, and the growth of a
+/// map's table, are charged to the memory ceiling first.
+#[inline(never)]
+fn map_or_closure(
+    mem: Ceiling,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    instr: &Instr,
+) -> ControlFlow<Wait> {
+    match map_op(mem, fs, instr) {
+        Ok(()) => Continue(()),
+        Err(e) => Break(fail(f, at, e)),
+    }
+}
+
+/// A library builtin (`lib_ops`), or `tick` and `lines`, which start
+/// work on the runtime (`stream`).
+#[inline(never)]
+fn lib(
+    sh: &Arc<Shared>,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    op: LibOp,
+    ins: &[Slot],
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let r = match op {
+        LibOp::Tick => match ins.first().map(|s| &fs[*s as usize]) {
+            Some(v) => ops::millis(v).and_then(|ms| stream::tick(sh, duration(ms))),
+            None => Err(RuntimeError::unexpected("tick", &op)),
+        },
+        LibOp::Lines => match ins.first().map(|s| &fs[*s as usize]) {
+            Some(Value::Str(p)) => stream::lines(sh, p, f.locs.get(at).cloned()),
+            other => Err(RuntimeError::unexpected("lines", &other)),
+        },
+        _ => lib_ops::run(sh.mem, op, fs, ins),
+    };
+    match r {
+        Ok(v) => {
+            fs[out as usize] = v;
+            Continue(())
+        }
+        Err(e) => Break(fail(f, at, e)),
+    }
+}
+
+/// The map `x` holds, writable: a copy when shared.
+fn map_mut(mem: Ceiling, m: &mut Value) -> Result<&mut MapVal, RuntimeError> {
+    let Value::Map(arc) = m else {
+        return Err(kind_error("map", m));
+    };
+    if Arc::strong_count(arc) > 1 || Arc::weak_count(arc) > 0 {
+        mem.check(arc.entries.capacity() * MAP_ENTRY_BYTES)?;
+    }
+    Ok(Arc::make_mut(arc))
+}
+
+/// Inserts `k: v`, charging a growth of the table to the ceiling.
+fn map_insert(mem: Ceiling, m: &mut MapVal, k: Value, v: Value) -> Result<(), RuntimeError> {
+    let key = Key(k);
+    if let Some(slot) = m.entries.get_mut(&key) {
+        *slot = v;
+        return Ok(());
+    }
+    let n = m.entries.len();
+    if n == m.entries.capacity() {
+        mem.check((n.max(4)) * MAP_ENTRY_BYTES)?;
+    }
+    m.entries.insert(key, v);
+    Ok(())
+}
+
+fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeError> {
+    match instr {
+        Instr::MapNew { keys, vals, out } => {
+            let mut m = MapVal::default();
+            for (k, v) in keys.iter().zip(vals.iter()) {
+                let (k, v) = (fs[*k as usize].clone(), fs[*v as usize].clone());
+                map_insert(mem, &mut m, k, v)?;
+            }
+            fs[*out as usize] = Value::Map(Arc::new(m));
+        }
+        Instr::MapGet {
+            x,
+            k,
+            out,
+            ok,
+            zero,
+        } => {
+            let Value::Map(m) = &fs[*x as usize] else {
+                return Err(kind_error("map", &fs[*x as usize]));
+            };
+            let found = m.entries.get(&Key(fs[*k as usize].clone())).cloned();
+            let present = found.is_some();
+            if let Some(o) = out {
+                fs[*o as usize] = found.unwrap_or_else(|| zero.clone());
+            }
+            if let Some(o) = ok {
+                fs[*o as usize] = Value::Bool(present);
+            }
+        }
+        Instr::MapSet { x, k, v, out } => {
+            let (key, val) = (fs[*k as usize].clone(), fs[*v as usize].clone());
+            let mut m = take_or_clone(fs, *x, *out);
+            map_insert(mem, map_mut(mem, &mut m)?, key, val)?;
+            fs[*out as usize] = m;
+        }
+        Instr::MapDelete { x, k, out } => {
+            let key = Key(fs[*k as usize].clone());
+            let mut m = take_or_clone(fs, *x, *out);
+            let present = matches!(&m, Value::Map(a) if a.entries.contains_key(&key));
+            if present {
+                map_mut(mem, &mut m)?.entries.swap_remove(&key);
+            }
+            fs[*out as usize] = m;
+        }
+        Instr::MapEntry { x, i, key, val } => {
+            let Value::Map(m) = &fs[*x as usize] else {
+                return Err(kind_error("map", &fs[*x as usize]));
+            };
+            let n = ops::as_int(&fs[*i as usize])?;
+            let len = m.entries.len();
+            let Some((k, v)) = usize::try_from(n).ok().and_then(|n| m.entries.get_index(n)) else {
+                return Err(RuntimeError::IndexOutOfRange { index: n, len });
+            };
+            let (k, v) = (k.0.clone(), v.clone());
+            if let Some(o) = key {
+                fs[*o as usize] = k;
+            }
+            if let Some(o) = val {
+                fs[*o as usize] = v;
+            }
+        }
+        Instr::Closure { func, caps, out } => {
+            mem.check(caps.len() * VALUE_BYTES + 32)?;
+            let captures = caps.iter().map(|c| fs[*c as usize].clone()).collect();
+            fs[*out as usize] = Value::Func(Some(Arc::new(Closure {
+                func: *func,
+                captures,
+            })));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// A tensor op: leaves `step` with its operands, for `run_task` to run
 /// the kernel (which may go to the compute pool or a device).
 #[inline(never)]
 fn tensor(fs: &[Value], op: TensorOp, ins: &[Slot], at: usize) -> Wait {
     let args: Vec<Value> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
     Wait::Tensor { op, args, at }
+}
+
+/// `group(n)`: a new group of `n` members, as a `[]comm` in rank order.
+#[inline(never)]
+fn group(
+    mem: Ceiling,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    n: Slot,
+    rings: u32,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let n = match ops::as_int(&fs[n as usize]) {
+        Ok(n) => n,
+        Err(e) => return Break(fail(f, at, e)),
+    };
+    if !(1..=MAX_GROUP).contains(&n) {
+        return Break(fail(f, at, CollError::GroupSize.into()));
+    }
+    let n = n as usize;
+    if let Err(e) = mem.check(n.saturating_mul(MEMBER_BYTES)) {
+        return Break(out_of_memory(f, at, e));
+    }
+    match weft_coll::group::<Value>(n, rings as usize) {
+        Ok(members) => {
+            let comms = members.into_iter().map(|m| Value::Comm(Some(Box::new(m))));
+            fs[out as usize] = Value::list(comms.collect());
+            Continue(())
+        }
+        Err(e) => Break(fail(f, at, e.into())),
+    }
+}
+
+/// `world()`: the run's member of the group of all processes.
+#[inline(never)]
+fn world(sh: &Shared, fs: &mut [Value], f: &Func, at: usize, out: Slot) -> ControlFlow<Wait> {
+    match &sh.world {
+        Some(m) => {
+            fs[out as usize] = Value::Comm(Some(Box::new(m.clone())));
+            Continue(())
+        }
+        None => Break(bug(f, at, InternalError::Collective(CollError::GroupSize))),
+    }
+}
+
+/// `rank(c)` or `size(c)`.
+#[inline(never)]
+fn comm_info(
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    comm: Slot,
+    size: bool,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let n = match &fs[comm as usize] {
+        Value::Comm(Some(m)) if size => m.size(),
+        Value::Comm(Some(m)) => m.rank(),
+        Value::Comm(None) => return Break(fail(f, at, RuntimeError::NilComm)),
+        other => return Break(fail(f, at, kind_error("comm", other))),
+    };
+    fs[out as usize] = Value::Int(n as i64);
+    Continue(())
+}
+
+/// A collective: checks the comm (nil panics) and `broadcast`'s root here,
+/// with the op's location, then leaves `step` for `run_task` to wait for
+/// the group (the value is cloned: a list or tensor shares its storage).
+#[inline(never)]
+fn collective(fs: &[Value], f: &Func, at: usize, c: &CollInstr) -> Wait {
+    let member = match &fs[c.comm as usize] {
+        Value::Comm(Some(m)) => (**m).clone(),
+        Value::Comm(None) => return fail(f, at, RuntimeError::NilComm),
+        other => return fail(f, at, kind_error("comm", other)),
+    };
+    let op = match c.op {
+        CollOp::AllReduce(r) => Op::AllReduce(r),
+        CollOp::AllGather => Op::AllGather,
+        CollOp::Barrier => Op::Barrier,
+        CollOp::Broadcast => {
+            let root = match c.root.map(|r| ops::as_int(&fs[r as usize])) {
+                Some(Ok(r)) => r,
+                Some(Err(e)) => return fail(f, at, e),
+                None => return bug(f, at, InternalError::LostInstruction("broadcast root")),
+            };
+            let size = member.size();
+            match usize::try_from(root) {
+                Ok(r) if r < size => Op::Broadcast { root: r },
+                _ => return fail(f, at, RuntimeError::BroadcastRoot { root, size }),
+            }
+        }
+    };
+    let call = CollWait {
+        member,
+        op,
+        ty: c.ty.clone(),
+        x: c.x.map(|x| fs[x as usize].clone()),
+    };
+    Wait::Collective {
+        call: Box::new(call),
+        at,
+    }
 }

@@ -16,6 +16,8 @@
 //! | `code.rs`         | the instruction set: instructions over frame slots       | `value`                    |
 //! | `ops.rs`          | pure operations on values and their failures             | `code`, `value`, `error`   |
 //! | `tensor_ops.rs`   | tensor builtins and operators                            | `code`, `value`, `error`   |
+//! | `sprintf.rs`      | `sprintf`: Go's `fmt.Sprintf` verbs and error forms      | `value`, `ops`             |
+//! | `lib_ops.rs`      | numbers, strings, lists and files builtins               | `code`, `value`, `error`, `ops`, `sprintf` |
 //! | `frame.rs`        | frame helpers: copies without drop glue, callee frames   | `code`, `value`            |
 //! | `peephole.rs`     | superinstructions, rewritten in place                    | `code`, `value`            |
 //! | `lower_emit.rs`   | the lowering's emitter and state, `LowerError`           | `code`, `value`, `peephole` |
@@ -23,9 +25,11 @@
 //! | `lower_select.rs` | a `select` op → its cases and blocks                     | `code`, `value`, `lower_emit` |
 //! | `lower.rs`        | `ProgramDesc` → instructions: slots, blocks, control flow | `code`, `value`, `lower_emit`, `lower_ops`, `lower_select` |
 //! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output` |
+//! | `stream.rs`       | `tick` and `lines`: channels filled by the runtime's timers and poller | `value`, `error`, `ops`, `state`, `lib_ops` |
 //! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
-//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `frame`, `state`, `complete` |
-//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `state`, `complete`, `exec` |
+//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `lib_ops`, `stream`, `frame`, `state`, `complete` |
+//! | `coll_ops.rs`     | collectives: values to `weft_coll`'s data and back, tensors without copies | `code`, `value`, `error`, `tensor_ops` |
+//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `coll_ops`, `state`, `complete`, `exec` |
 //! | `report.rs`       | `RunOutcome`, and its stderr text and exit code          | `error`                    |
 //! | `lib.rs`          | `run_program`: verify, lower, run; the public API        | everything                 |
 //!
@@ -36,11 +40,13 @@
 //! design.
 
 mod code;
+mod coll_ops;
 mod complete;
 mod error;
 mod exec;
 mod fmt_float;
 mod frame;
+mod lib_ops;
 mod lower;
 mod lower_emit;
 mod lower_ops;
@@ -49,7 +55,9 @@ mod ops;
 mod output;
 mod peephole;
 mod report;
+mod sprintf;
 mod state;
+mod stream;
 mod task;
 mod tensor_ops;
 mod value;
@@ -165,6 +173,9 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         task_bytes: task::task_bytes(),
         strict_placement: cfg.strict_placement,
         auto_turn: AtomicUsize::new(0),
+        world: weft_coll::group(1, weft_ir::registry::DEFAULT_RINGS as usize)
+            .ok()
+            .and_then(|g| g.into_iter().next()),
     });
     let rt = Runtime::new(runtime::Config {
         workers: cfg.workers.max(1),

@@ -9,12 +9,14 @@
 //! so the run reports them as what they are (`lib.rs`, `report.rs`), never
 //! as a program panic.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use weft_chan::loom::{AtomicUsize, Mutex};
+use weft_coll::{Member, Op};
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime, SrcLoc, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
@@ -63,6 +65,10 @@ pub(super) struct Shared {
     /// How many tasks `go ... on "auto"` has placed: the next goes to the
     /// GPU after (`weft_tensor::auto_device`).
     pub auto_turn: AtomicUsize,
+    /// `world()`: this process's member of the group of all processes,
+    /// the same every call (without MPI, the one member of a group of 1).
+    /// `None` only if the group could not be made (an engine bug).
+    pub world: Option<Member<Value>>,
 }
 
 /// An engine bug, where it happened.
@@ -183,6 +189,22 @@ pub(super) enum Wait {
         t: Box<Tensor>,
         at: usize,
     },
+    /// A collective whose comm and root `step` has checked: `run_task`
+    /// waits for the group.
+    Collective {
+        call: Box<CollWait>,
+        at: usize,
+    },
+}
+
+/// What a member brings to a collective.
+pub(super) struct CollWait {
+    pub member: Member<Value>,
+    pub op: Op,
+    /// The value's type, as mismatch messages name it.
+    pub ty: Cow<'static, str>,
+    /// The value (absent for `barrier`).
+    pub x: Option<Value>,
 }
 
 impl TaskState {

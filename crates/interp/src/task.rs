@@ -1,7 +1,8 @@
 //! The async half of a task: `run_task` is the future the runtime polls. It
 //! calls `exec::step` (the dispatch loop, a plain function) and awaits what
 //! `step` stopped for: a channel operation that must park, a select, a
-//! sleep, a yield, a tensor kernel or a received tensor's readiness; then it
+//! sleep, a yield, a tensor kernel, a received tensor's readiness or the
+//! other members of a collective; then it
 //! completes the waiting instruction (found from its index; a receive or
 //! select through `complete.rs`, as `step` does when it need not wait) and
 //! calls `step` again. A task that fails ends here (`Shared::end_failed`).
@@ -20,10 +21,11 @@ use weft_rt::{self as runtime, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
 
 use super::code::{FuncId, Instr, Program, Slot};
+use super::coll_ops;
 use super::complete::{complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::exec::{step, TIMER_BYTES};
-use super::state::{mix, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
+use super::state::{mix, CollWait, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
 use super::tensor_ops;
 use super::value::Value;
 
@@ -232,6 +234,14 @@ async fn run_task(
                     return sh.end_failed(f);
                 }
             }
+            Wait::Collective { call, at } => {
+                parked = true;
+                // Boxed: collectives are rare, and the task's future (what
+                // every task holds) stays as small as without them.
+                if let Err(f) = Box::pin(collective(&sh, &mut st, *call, at)).await {
+                    return sh.end_failed(f);
+                }
+            }
         }
         if parked || slot.waits() != waits {
             // The task waited: its time slice ended, and the next one starts
@@ -279,6 +289,42 @@ fn write_out(st: &mut TaskState, prog: &Program, at: usize, v: Value) -> Result<
     };
     st.frame_mut()[*out as usize] = v;
     Ok(())
+}
+
+/// Takes part in the collective of the instruction at `at` and stores its
+/// result. The task is parked like a channel waiter while the other
+/// members have not called yet: not an external wait, so members that can
+/// never complete are part of a deadlock, shown as `[collective]`.
+async fn collective(
+    sh: &Shared,
+    st: &mut TaskState,
+    call: CollWait,
+    at: usize,
+) -> Result<(), Failure> {
+    let prog = &sh.prog;
+    let CollWait { member, op, ty, x } = call;
+    let (data, home) = coll_ops::data(op, x, member.size(), sh.mem)
+        .await
+        .map_err(|e| st.failure(prog, at, e))?;
+    st.record_wait(prog, WaitKind::Collective, at);
+    let got = member.call(op, ty, data).await;
+    runtime::clear_wait();
+    let out = got.map_err(|e| st.failure(prog, at, e.into()))?;
+    let v = coll_ops::value(out, home, sh.mem)
+        .await
+        .map_err(|e| st.failure(prog, at, e))?;
+    match st.instr(prog, at) {
+        Some(Instr::Collective(c)) => {
+            if let Some(o) = c.out {
+                st.frame_mut()[o as usize] = v;
+            }
+            Ok(())
+        }
+        _ => {
+            let bug = InternalError::LostInstruction("collective");
+            Err(st.failure(prog, at, bug.into()))
+        }
+    }
 }
 
 /// Polls `fut` once, within the caller's poll.

@@ -97,16 +97,17 @@ pub async fn run(
 fn copy_between(op: TensorOp, args: &[Value]) -> Option<(String, String)> {
     match (op, args) {
         (TensorOp::To, [Value::Tensor(t), Value::Str(d)])
-            if t.device_name() != &**d && runtime::tracing() =>
+            if t.device_name().as_bytes() != &**d && runtime::tracing() =>
         {
-            Some((t.device_name().to_string(), d.to_string()))
+            let d = String::from_utf8_lossy(d).into_owned();
+            Some((t.device_name().to_string(), d))
         }
         _ => None,
     }
 }
 
-/// Whether `op` makes a new tensor from host values: those make it on
-/// `here()`.
+/// Whether `op` makes a new tensor from host values (or a file's): those
+/// make it on `here()`.
 fn creates(op: TensorOp) -> bool {
     matches!(
         op,
@@ -116,6 +117,8 @@ fn creates(op: TensorOp) -> bool {
             | TensorOp::Randn
             | TensorOp::TensorFrom
             | TensorOp::LoadDataset
+            | TensorOp::LoadCsv
+            | TensorOp::LoadNpy
     )
 }
 
@@ -232,6 +235,18 @@ fn result_elems(op: TensorOp, args: &[Value]) -> usize {
         TensorOp::Rows => int(2).saturating_sub(int(1)).saturating_mul(row(0)),
         TensorOp::Gather => len(1).saturating_mul(row(0)),
         TensorOp::LoadDataset => DATASET_BYTES / F32,
+        // A file's values: at most its size in f32s (a CSV number takes
+        // two bytes or more, an .npy value four or eight).
+        TensorOp::LoadCsv | TensorOp::LoadNpy => match args.first() {
+            Some(Value::Str(p)) => {
+                use std::os::unix::ffi::OsStrExt;
+                std::fs::metadata(std::ffi::OsStr::from_bytes(p)).map_or(0, |m| m.len() as usize)
+            }
+            _ => 0,
+        },
+        TensorOp::SaveNpy => numel(1),
+        // A `[]float`: an f64 each, then a list of values.
+        TensorOp::Values => numel(0).saturating_mul((8 + VALUE_BYTES) / F32),
         TensorOp::Shape
         | TensorOp::Numel
         | TensorOp::Sum
@@ -258,8 +273,13 @@ fn shape_elems(dims: &[Value]) -> usize {
 /// Whether `op` hands its operands' values to the host.
 fn to_host(op: TensorOp, args: &[Value]) -> bool {
     match op {
-        TensorOp::Get | TensorOp::Sum | TensorOp::Mean | TensorOp::ArgmaxRows => true,
-        TensorOp::To => matches!(args.get(1), Some(Value::Str(d)) if &**d == "cpu"),
+        TensorOp::Get
+        | TensorOp::Sum
+        | TensorOp::Mean
+        | TensorOp::ArgmaxRows
+        | TensorOp::SaveNpy
+        | TensorOp::Values => true,
+        TensorOp::To => matches!(args.get(1), Some(Value::Str(d)) if &**d == b"cpu"),
         _ => false,
     }
 }
@@ -271,7 +291,7 @@ fn arg(v: Value) -> Result<Arg, RuntimeError> {
         Value::Tensor(t) => Arg::Tensor(*t),
         Value::Int(n) => Arg::Int(n),
         Value::Float(x) => Arg::Float(x),
-        Value::Str(s) => Arg::Str(s.to_string()),
+        Value::Str(s) => Arg::Str(String::from_utf8_lossy(&s).into_owned()),
         Value::List(l) => match l.iter().map(int_of).collect::<Option<Vec<i64>>>() {
             Some(v) => Arg::Ints(v),
             None => Arg::Floats(
@@ -310,5 +330,7 @@ fn value(r: Ret) -> Value {
         Ret::Ints(v) => ints(v),
         Ret::Strs(v) => Value::list(v.iter().map(|s| Value::str(s)).collect()),
         Ret::Dataset(d) => Value::Struct(Arc::new(vec![Value::Tensor(Box::new(d.x)), ints(d.y)])),
+        Ret::Floats(v) => Value::list(v.into_iter().map(Value::Float).collect()),
+        Ret::Unit => Value::Int(0),
     }
 }

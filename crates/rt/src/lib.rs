@@ -87,6 +87,7 @@ pub use context::{
     set_wait, set_wait_site, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
 };
 pub use context::{set_task_device, trace_span_between, trace_span_in};
+pub use netpoll::IoSource;
 pub use time::{after, now_ms, register_io, sleep};
 pub use wait::SiteResolver;
 

@@ -42,6 +42,10 @@ pub enum Ret {
     Ints(Vec<i64>),
     Strs(Vec<String>),
     Dataset(Dataset),
+    /// `values`: `[]float`.
+    Floats(Vec<f64>),
+    /// No result (`save_npy`).
+    Unit,
 }
 
 macro_rules! builtins {
@@ -76,6 +80,7 @@ builtins! {
     ArgmaxRows = "argmax_rows", Onehot = "onehot", Rows = "rows", Gather = "gather",
     Get = "get", Devices = "devices", Device = "device", To = "to",
     LoadDataset = "load_dataset",
+    LoadCsv = "load_csv", LoadNpy = "load_npy", SaveNpy = "save_npy", Values = "values",
 }
 
 /// Runs a builtin on its arguments (in source order), inline when cheap,
@@ -125,7 +130,10 @@ pub fn cost(b: Builtin, args: &[Arg]) -> usize {
         (Builtin::Gather, [Arg::Tensor(t), Arg::Ints(i)]) => i
             .len()
             .saturating_mul(t.numel() / t.dims().first().copied().unwrap_or(1).max(1)),
-        (Builtin::LoadDataset, _) => INLINE_COST,
+        // File I/O runs on the compute pool, never on a worker.
+        (Builtin::LoadDataset | Builtin::LoadCsv | Builtin::LoadNpy | Builtin::SaveNpy, _) => {
+            INLINE_COST.max(biggest)
+        }
         (Builtin::Shape | Builtin::Numel | Builtin::Device | Builtin::Devices, _) => 0,
         (Builtin::Get, _) => 1,
         // exp and log cost ~10 elementwise adds each
@@ -205,6 +213,13 @@ pub fn exec(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
         (Builtin::Device, [A::Tensor(x)]) => Ret::Str(device(x)),
         (Builtin::To, [A::Tensor(x), A::Str(d)]) => t(to(x, d)?),
         (Builtin::LoadDataset, [A::Str(n)]) => Ret::Dataset(load_dataset(n)?),
+        (Builtin::LoadCsv, [A::Str(p)]) => t(super::files::load_csv(p)?),
+        (Builtin::LoadNpy, [A::Str(p)]) => t(super::files::load_npy(p)?),
+        (Builtin::SaveNpy, [A::Str(p), A::Tensor(x)]) => {
+            super::files::save_npy(p, x)?;
+            Ret::Unit
+        }
+        (Builtin::Values, [A::Tensor(x)]) => Ret::Floats(super::files::values(x)?),
         _ => return Err(bad(b, signature(b))),
     })
 }
@@ -243,7 +258,8 @@ fn signature(b: Builtin) -> &'static str {
         Builtin::Get => "tensor, int...",
         Builtin::Devices => "",
         Builtin::To => "tensor, string",
-        Builtin::LoadDataset => "string",
+        Builtin::LoadDataset | Builtin::LoadCsv | Builtin::LoadNpy => "string",
+        Builtin::SaveNpy => "string, tensor",
         _ => "tensor",
     }
 }

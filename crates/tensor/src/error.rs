@@ -67,6 +67,15 @@ pub enum TensorError {
     /// A shipped dataset that does not parse (a build defect, reported, not panicked).
     #[error("dataset {name}: {reason}")]
     BadDataset { name: String, reason: String },
+    /// A file builtin (`load_csv`, `load_npy`, `save_npy`) failed: the
+    /// path and the reason (`no such file or directory`, `line 3: invalid
+    /// number "x"`).
+    #[error("{op}: {path}: {reason}")]
+    File {
+        op: &'static str,
+        path: String,
+        reason: String,
+    },
     /// A builtin called with argument kinds it does not take (a checked
     /// program never does this).
     #[error("{op}: bad arguments, want ({want})")]

@@ -27,6 +27,7 @@
 //! | `linalg.rs` | matmul, transpose |
 //! | `index.rs` | rows, gather, get, onehot |
 //! | `dataset.rs` | load_dataset |
+//! | `files.rs` | load_csv, load_npy, save_npy, values |
 //! | `compute.rs` | the compute pool for long kernels |
 //! | `place.rs` | devices, to, `auto` placement, and running kernels where their operands live |
 //! | `fallback.rs` | soft placement: host fallbacks recorded, or refused when strict |
@@ -48,6 +49,7 @@ pub mod device;
 mod elementwise;
 mod error;
 pub mod fallback;
+mod files;
 mod index;
 mod linalg;
 mod mathf;
@@ -226,6 +228,32 @@ impl Tensor {
             });
         }
         Ok(Tensor::host(shape, values))
+    }
+
+    /// A host tensor over a shared buffer of row-major values (no copy);
+    /// `values.len()` must equal the shape's element count. With
+    /// [`Tensor::host_buffer`], this lets a value leave and re-enter the
+    /// crate without copying its elements (the collectives of weft-coll).
+    pub fn from_host_buffer(dims: &[usize], values: Arc<Vec<f32>>) -> Result<Tensor, TensorError> {
+        let shape = Shape::new(dims);
+        if shape.numel() != values.len() {
+            return Err(TensorError::ListLength {
+                len: values.len(),
+                shape: shape.to_string(),
+            });
+        }
+        Ok(Tensor::from_shared(shape, values))
+    }
+
+    /// The row-major host buffer of a host tensor: shared, not copied; a
+    /// lazy transpose is made row-major first (a copy, as any other reader
+    /// gets). `None` for a tensor on a device (copy it to `"cpu"` first).
+    pub fn host_buffer(&self) -> Option<Arc<Vec<f32>>> {
+        match &self.storage {
+            Storage::Host(v) => Some(v.clone()),
+            Storage::Transposed(t) => Some(Arc::new(t.dense().to_vec())),
+            Storage::Device(_) | Storage::DeviceTransposed(_) => None,
+        }
     }
 
     /// Internal constructor; the caller keeps `values.len() == shape.numel()`.

@@ -85,7 +85,16 @@ impl<'a> Parser<'a> {
                 Ok(self.mk(StmtKind::Const(specs), start.to(end)))
             }
             Tok::Type => self.error(start, SyntaxError::LocalType),
-            Tok::Func => self.error(start, SyntaxError::LocalFunc),
+            Tok::Func if self.peek_at(1) == Tok::Ident => self.error(start, SyntaxError::LocalFunc),
+            Tok::Defer => {
+                self.bump();
+                let e = self.expr()?;
+                if !matches!(e.kind, ExprKind::Call { .. }) {
+                    return self.error(e.span, SyntaxError::DeferNotCall);
+                }
+                let span = start.to(e.span);
+                Ok(self.mk(StmtKind::Defer(e), span))
+            }
             Tok::LBrace => {
                 let b = self.block()?;
                 let span = b.span;
@@ -114,11 +123,11 @@ impl<'a> Parser<'a> {
             Tok::Return => {
                 self.bump();
                 let value = if matches!(self.peek(), Tok::Semi | Tok::RBrace | Tok::Eof) {
-                    None
+                    Vec::new()
                 } else {
-                    Some(self.expr()?)
+                    self.expr_list()?
                 };
-                let span = start.to(value.as_ref().map_or(start, |e| e.span));
+                let span = start.to(value.last().map_or(start, |e| e.span));
                 Ok(self.mk(StmtKind::Return(value), span))
             }
             Tok::Break | Tok::Continue => {
@@ -135,6 +144,9 @@ impl<'a> Parser<'a> {
                     StmtKind::Continue(label)
                 };
                 Ok(self.mk(kind, span))
+            }
+            Tok::Ident if self.peek_at(1) == Tok::Ident && self.text(start) == "goto" => {
+                self.error(start, SyntaxError::Goto)
             }
             Tok::Ident if self.peek_at(1) == Tok::Colon => {
                 let label = self.ident()?;
