@@ -548,10 +548,11 @@ pub enum Instr {
         args: Box<[Slot]>,
         out: Option<Slot>,
     },
-    /// `go f(args)` through a func value.
+    /// `go f(args)` through a func value, placed as `Go`.
     GoValue {
         f: Slot,
         args: Box<[Slot]>,
+        device: Option<Slot>,
     },
     /// `group(n)`: a new group of `n` members, as a `[]comm`.
     Group {

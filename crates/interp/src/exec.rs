@@ -539,15 +539,24 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             | Instr::MapDelete { .. }
             | Instr::MapEntry { .. }
             | Instr::Closure { .. } => rare!(map_or_closure(sh.mem, fs, f, at, instr)),
-            Instr::GoValue { f: fv, args } => {
+            Instr::GoValue {
+                f: fv,
+                args,
+                device: on,
+            } => {
+                // A nil function panics first, then a device not present.
                 let (func, init) = match closure_args(fs, *fv, args, &prog.funcs) {
                     Ok(v) => v,
+                    Err(e) => break 'run fail(f, at, e),
+                };
+                let dev = match place(sh, device, fs, *on) {
+                    Ok(d) => d,
                     Err(e) => break 'run fail(f, at, e),
                 };
                 if let Err(e) = task_fits(sh, func) {
                     break 'run out_of_memory(f, at, e);
                 }
-                rare!(spawn(sh, f, at, func, init, device.clone()))
+                rare!(spawn(sh, f, at, func, init, dev))
             }
             Instr::CallValue { f: fv, args, out } => {
                 // As `Call`, with the callee from a func value whose

@@ -260,6 +260,7 @@ impl<'p> Emitter<'_, 'p> {
             "go_value" => Instr::GoValue {
                 f: self.in1(op, "F")?,
                 args: self.ins_slots(op, "Args")?,
+                device: self.opt_in(op, "Device")?,
             },
             "print" => Instr::Print {
                 args: self.ins_slots(op, "Args")?,

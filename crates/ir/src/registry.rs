@@ -343,7 +343,7 @@ pub static OPS: &[OpSpec] = &[
     op(G, "func_ref", NONE, &[req("Out", Func)], &[attr("func", K::Str)], "Out = the function `func` as a value (Out's type is its signature)"),
     op(G, "closure", &[var("Captures", Any)], &[req("Out", Func)], &[attr("func", K::Str)], "Out = `func` with its first len(Captures) parameters bound to Captures; Out's type is the signature of the rest"),
     op(G, "call_value", &[req("F", Func), var("Args", Any)], &[opt("Out", Any)], NO_ATTRS, "Out = F(Args); Args match F's parameters, Out its result; a nil F panics `call of nil function`"),
-    op(G, "go_value", &[req("F", Func), var("Args", Any)], NONE, NO_ATTRS, "start a task running F(Args) (a nil F panics `call of nil function`)"),
+    op(G, "go_value", &[req("F", Func), var("Args", Any), opt("Device", Str)], NONE, NO_ATTRS, "start a task running F(Args) (a nil F panics `call of nil function`), placed on Device (as `go`)"),
     op(G, "return", &[opt("Value", Any)], NONE, NO_ATTRS, "return Value (present iff the function has a result); in a go block: end the task"),
     op(F, "if", &[req("Cond", Bool)], NONE, &[attr("then_block", K::Block), attr_opt("else_block", K::Block)], "run then_block if Cond, else else_block"),
     op(F, "loop", &[opt("Cond", Bool)], NONE,

@@ -6,8 +6,13 @@
 //!   "auto"` spreads tasks over the devices in turn, tensors are made on
 //!   `here()` and `to(t)` copies there; a device not present panics at
 //!   the `go`;
-//! - `weft build` keeps the placement (an operand of `go` and `go_call`,
-//!   shown by `weft dump`), and running the compiled file prints the same;
+//! - `go f(x) on DEV` with `f` a function value (a named function or a
+//!   closure) is placed the same way: its device is evaluated after the
+//!   function and the arguments, and a nil `f` panics before the device
+//!   is looked at;
+//! - `weft build` keeps the placement (an operand of `go`, `go_call` and
+//!   `go_value`, shown by `weft dump`), and running the compiled file
+//!   prints the same;
 //! - an op with no kernel on its device runs on the host, and the trace
 //!   shows the fallback by op name between its two copies;
 //!   `--strict-placement` makes it a panic naming the op and the device;
@@ -147,6 +152,117 @@ fn placement_survives_build_and_dump() {
         PLACED_ERR.replace("placed.weft", &src.display().to_string())
     );
     assert_eq!(out.status.code(), Some(2));
+}
+
+const VALUES: &str = r#"func worker(name string, out chan string) {
+	out <- name + " " + here() + " " + device(zeros([]int{1}))
+	go {
+		out <- name + " child " + here()
+	}
+}
+
+func say(s string) string {
+	print(s)
+	return s
+}
+
+func main() {
+	out := make(chan string)
+	f := worker
+	go f("named", out) on "sim:1"
+	print(<-out)
+	print(<-out)
+	k := "closure"
+	g := func(out chan string) {
+		out <- k + " " + here()
+	}
+	go g(out) on "sim:0"
+	print(<-out)
+	fs := []func(string, chan string){worker}
+	go fs[0]("auto", out) on "auto"
+	print(<-out)
+	print(<-out)
+	go func(out chan string) {
+		out <- "literal " + here()
+	}(out) on "sim:1"
+	print(<-out)
+	go {
+		go f("inherited", out)
+	} on "sim:0"
+	print(<-out)
+	print(<-out)
+	go fs[len(say("function"))-8](say("argument"), out) on say("sim:1")
+	print(<-out)
+	print(<-out)
+	var h func(string, chan string)
+	if len(args()) > 0 {
+		go h("nil", out) on "sim:7"
+	}
+	go f("absent", out) on "sim:7"
+}
+"#;
+
+#[test]
+fn a_function_value_is_placed_as_a_call() {
+    let want = "named sim:1 sim:1
+named child sim:1
+closure sim:0
+auto sim:0 sim:0
+auto child sim:0
+literal sim:1
+inherited sim:0 sim:0
+inherited child sim:0
+function
+argument
+sim:1
+argument sim:1 sim:1
+argument child sim:1
+";
+    for workers in ["1", "4"] {
+        let out = run(true, "values.weft", VALUES, &["--workers", workers]);
+        assert_eq!(text(&out.stdout), want);
+        assert_eq!(
+            text(&out.stderr),
+            "panic: go: device \"sim:7\" not present\n    at values.weft:45:2 (task 1)\n"
+        );
+        assert_eq!(out.status.code(), Some(2));
+        // A nil function value panics before its device is looked at.
+        let out = weft(true)
+            .current_dir(tmp("values.weft").parent().unwrap())
+            .args(["run", "--workers", workers, "values.weft", "--", "x"])
+            .output()
+            .unwrap();
+        assert_eq!(text(&out.stdout), want);
+        assert_eq!(
+            text(&out.stderr),
+            "panic: call of nil function\n    at values.weft:43:3 (task 1)\n"
+        );
+        assert_eq!(out.status.code(), Some(2));
+    }
+    // Built and dumped, each `go` of a function value keeps its device.
+    let src = tmp("values.weft");
+    fs::write(&src, VALUES).unwrap();
+    let pb = tmp("values.pb");
+    let built = weft(false)
+        .arg("build")
+        .arg(&src)
+        .arg("-o")
+        .arg(&pb)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let dump = text(&weft(false).arg("dump").arg(&pb).output().unwrap().stdout);
+    // Eight `go` of a function value, seven with `on` (not the one in the
+    // go block, whose task inherits).
+    let placed: Vec<&str> = dump.lines().filter(|l| l.contains("go_value(")).collect();
+    assert_eq!(placed.len(), 8, "{dump}");
+    assert_eq!(placed.iter().filter(|l| l.contains("Device: ")).count(), 7);
+    let out = weft(true)
+        .current_dir(pb.parent().unwrap())
+        .args(["run", "values.pb", "--workers", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), want);
 }
 
 const FALLBACK: &str = r#"func work(out chan float) {

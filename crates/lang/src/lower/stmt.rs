@@ -353,10 +353,17 @@ impl<'a> Lowerer<'a> {
                             self.emit(op.attr("func", name));
                         }
                         _ => {
-                            // `go f(x)` with f a func value
+                            // `go f(x)` with f a func value: the function,
+                            // its arguments, then the device.
                             let fv = self.expr(func, None);
                             let argv = self.go_args(args);
-                            self.emit(Op::new("go_value", sp).input("F", fv).inputs("Args", argv));
+                            let mut op =
+                                Op::new("go_value", sp).input("F", fv).inputs("Args", argv);
+                            if let Some(d) = on {
+                                let dv = self.expr(d, None);
+                                op = op.input("Device", dv);
+                            }
+                            self.emit(op);
                         }
                     }
                 }
