@@ -198,6 +198,10 @@ fn reference(step: &Step) -> Got {
 
 // ---- running a scenario on weft-rt ----
 
+/// One member's results, step by step: what it got and the tensor data it
+/// saw, or the error it met.
+type MemberResults = Result<Vec<(Got, Option<Arc<Vec<f32>>>)>, String>;
+
 /// Runs `steps` on a group of `n` (one task per member) and returns each
 /// member's results by rank, or the errors members saw.
 fn run(
@@ -207,7 +211,7 @@ fn run(
     seed: u64,
     steps: Arc<Vec<Step>>,
     yields: Arc<Vec<Vec<u8>>>,
-) -> Vec<Result<Vec<(Got, Option<Arc<Vec<f32>>>)>, String>> {
+) -> Vec<MemberResults> {
     let members = group_tuned::<V>(n, 1 + (seed as usize % 3), tuning).unwrap();
     let results = Arc::new(std::sync::Mutex::new(vec![None; n]));
     let done = Chan::<()>::new(n);
@@ -241,11 +245,7 @@ fn run(
 }
 
 /// One member's program: every step in order, yielding as told first.
-async fn member(
-    m: &Member<V>,
-    steps: &[Step],
-    yields: &[u8],
-) -> Result<Vec<(Got, Option<Arc<Vec<f32>>>)>, String> {
+async fn member(m: &Member<V>, steps: &[Step], yields: &[u8]) -> MemberResults {
     let mut out = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         for _ in 0..yields.get(i).copied().unwrap_or(0) {

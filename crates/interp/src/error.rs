@@ -83,6 +83,15 @@ pub enum RuntimeError {
     /// which the backend's `usize` roots cannot hold).
     #[error("broadcast: root {root} out of range for group of size {size}")]
     BroadcastRoot { root: i64, size: usize },
+    /// A `select` case on a channel that another process made
+    /// (docs/language.md, "Several processes").
+    #[error("select on remote channel (owned by rank {0})")]
+    SelectRemote(usize),
+    /// A value that cannot reach another process: a comm of a group of
+    /// tasks (only `world()` spans processes), or a tensor on a device
+    /// inside a list or struct (docs/distributed.md, "Limits").
+    #[error("{0} cannot be sent to another process")]
+    NoCrossing(&'static str),
     /// A collective or `group` failed: the backend's message
     /// (docs/language.md, "Collectives").
     #[error(transparent)]
@@ -136,6 +145,10 @@ pub enum InternalError {
     /// not fit its shape), or failed on its own (`CollError::Internal`).
     #[error(transparent)]
     Collective(CollError),
+    /// The processes of a run could not exchange a value or a request
+    /// (docs/distributed.md).
+    #[error("across processes: {0}")]
+    CrossProcess(Box<str>),
 }
 
 impl RuntimeError {

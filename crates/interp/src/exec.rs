@@ -47,7 +47,9 @@ use super::lib_ops;
 use super::ops::{self, kind_error};
 use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
 use super::stream;
-use super::value::{ChanVal, Closure, Key, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES};
+use super::value::{
+    ChanVal, Closure, CommVal, Key, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES,
+};
 
 /// Every this many budget steps a busy task lets the runtime hand a task
 /// kept waiting in this worker's LIFO slot to an idle worker
@@ -264,7 +266,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Send { ch, v } => {
                 let val = dup(&s!(*v));
                 match tri!(chan_ref(&s!(*ch))) {
-                    None => break 'run Wait::Nil { at },
+                    None => break 'run nil_or_far(fs, *ch, Some(val), at),
                     Some(c) => match c.try_send(val) {
                         Ok(()) => {}
                         Err(TrySendError::Closed(_)) => {
@@ -276,7 +278,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             }
             Instr::Recv { ch, out, ok, zero } => {
                 let got = match tri!(chan_ref(&s!(*ch))) {
-                    None => break 'run Wait::Nil { at },
+                    None => break 'run nil_or_far(fs, *ch, None, at),
                     Some(c) => match c.try_recv() {
                         Ok(v) => Some(v),
                         Err(TryRecvError::Closed) => None,
@@ -739,13 +741,31 @@ fn make_chan(
     fs[out as usize] = Value::Chan(Box::new(ChanVal {
         ch: Some(Chan::new(n as usize)),
         elem: elem.clone(),
+        far: None,
     }));
     Continue(())
+}
+
+/// A send (`val`) or receive on a channel that is not here: nil (blocks
+/// forever), or another process's (docs/distributed.md).
+#[cold]
+#[inline(never)]
+fn nil_or_far(fs: &[Value], ch: Slot, val: Option<Value>, at: usize) -> Wait {
+    match (&fs[ch as usize], val) {
+        (Value::Chan(c), Some(val)) if c.far.is_some() => Wait::FarSend { ch, val, at },
+        (Value::Chan(c), None) if c.far.is_some() => Wait::FarRecv { ch, at },
+        _ => Wait::Nil { at },
+    }
 }
 
 /// `close(ch)`.
 #[inline(never)]
 fn close(fs: &[Value], f: &Func, at: usize, ch: Slot) -> ControlFlow<Wait> {
+    if let Value::Chan(c) = &fs[ch as usize] {
+        if c.ch.is_none() && c.far.is_some() {
+            return Break(Wait::FarClose { ch, at });
+        }
+    }
     match chan_ref(&fs[ch as usize]) {
         Err(e) => Break(fail(f, at, e)),
         Ok(None) => Break(fail(f, at, RuntimeError::CloseOfNil)),
@@ -819,6 +839,7 @@ fn after(
     fs[out as usize] = Value::Chan(Box::new(ChanVal {
         ch: Some(c),
         elem: sh.int_ty.clone(),
+        far: None,
     }));
     Continue(())
 }
@@ -1221,7 +1242,9 @@ fn group(
     }
     match weft_coll::group::<Value>(n, rings as usize) {
         Ok(members) => {
-            let comms = members.into_iter().map(|m| Value::Comm(Some(Box::new(m))));
+            let comms = members
+                .into_iter()
+                .map(|m| Value::Comm(Some(Box::new(CommVal::Group(m)))));
             fs[out as usize] = Value::list(comms.collect());
             Continue(())
         }
@@ -1266,7 +1289,7 @@ fn comm_info(
 /// the group (the value is cloned: a list or tensor shares its storage).
 #[inline(never)]
 fn collective(fs: &[Value], f: &Func, at: usize, c: &CollInstr) -> Wait {
-    let member = match &fs[c.comm as usize] {
+    let comm = match &fs[c.comm as usize] {
         Value::Comm(Some(m)) => (**m).clone(),
         Value::Comm(None) => return fail(f, at, RuntimeError::NilComm),
         other => return fail(f, at, kind_error("comm", other)),
@@ -1281,7 +1304,7 @@ fn collective(fs: &[Value], f: &Func, at: usize, c: &CollInstr) -> Wait {
                 Some(Err(e)) => return fail(f, at, e),
                 None => return bug(f, at, InternalError::LostInstruction("broadcast root")),
             };
-            let size = member.size();
+            let size = comm.size();
             match usize::try_from(root) {
                 Ok(r) if r < size => Op::Broadcast { root: r },
                 _ => return fail(f, at, RuntimeError::BroadcastRoot { root, size }),
@@ -1289,7 +1312,7 @@ fn collective(fs: &[Value], f: &Func, at: usize, c: &CollInstr) -> Wait {
         }
     };
     let call = CollWait {
-        member,
+        comm,
         op,
         ty: c.ty.clone(),
         x: c.x.map(|x| fs[x as usize].clone()),

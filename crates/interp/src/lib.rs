@@ -29,7 +29,8 @@
 //! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
 //! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `lib_ops`, `stream`, `frame`, `state`, `complete` |
 //! | `coll_ops.rs`     | collectives: values to `weft_coll`'s data and back, tensors without copies | `code`, `value`, `error`, `tensor_ops` |
-//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `coll_ops`, `state`, `complete`, `exec` |
+//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `coll_ops`, `state`, `complete`, `exec`, `xproc` |
+//! | `xproc.rs`        | several processes: values as bytes, served and remote channels, `world()`'s collectives, the `Host` | `code`, `value`, `error`, `tensor_ops` |
 //! | `report.rs`       | `RunOutcome`, and its stderr text and exit code          | `error`                    |
 //! | `lib.rs`          | `run_program`: verify, lower, run; the public API        | everything                 |
 //!
@@ -61,6 +62,7 @@ mod stream;
 mod task;
 mod tensor_ops;
 mod value;
+mod xproc;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -77,9 +79,12 @@ pub use fmt_float::format_float;
 pub use lower::{lower, LowerError};
 pub use report::{render_outcome, Report, RunOutcome, EXIT_INTERNAL};
 pub use value::{Ty, Value};
+pub use xproc::ProcHost;
 
 use output::Output;
 use state::{InternalFailure, Shared};
+use value::CommVal;
+use weft_mpi::{End, World};
 
 /// How to run a program.
 #[derive(Clone, Debug)]
@@ -108,6 +113,45 @@ pub struct RunConfig {
     /// the device) instead of running on the host (`--strict-placement`,
     /// docs/language.md, "Placement").
     pub strict_placement: bool,
+    /// This process's place in a program of several (docs/distributed.md):
+    /// `None` runs alone, as rank 0 of 1. The `weft` command joins what
+    /// `mpirun` started ([`join_processes`]); tests join simulated
+    /// processes (`weft_mpi::in_memory`).
+    pub joined: Option<Joined>,
+}
+
+/// One process of a program of several: its member of `world()`, and the
+/// host through which the world ends its run.
+#[derive(Clone)]
+pub struct Joined {
+    pub world: World,
+    pub host: Arc<ProcHost>,
+}
+
+impl std::fmt::Debug for Joined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Joined(rank {} of {})",
+            self.world.rank(),
+            self.world.size()
+        )
+    }
+}
+
+/// Joins the processes `mpirun` started (built with `--features mpi`):
+/// `None` when this process runs alone. A binary built without MPI but
+/// started by `mpirun` warns on stderr and runs alone.
+pub fn join_processes() -> Result<Option<Joined>, String> {
+    if let Some(w) = weft_mpi::not_built_warning() {
+        eprintln!("weft: warning: {w}");
+    }
+    let host = Arc::new(ProcHost::default());
+    match weft_mpi::launch(host.clone()) {
+        Ok(world) if world.is_distributed() => Ok(Some(Joined { world, host })),
+        Ok(_) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 impl Default for RunConfig {
@@ -121,6 +165,7 @@ impl Default for RunConfig {
             max_tasks: None,
             max_memory: None,
             strict_placement: false,
+            joined: None,
         }
     }
 }
@@ -129,6 +174,9 @@ impl Default for RunConfig {
 #[derive(Debug)]
 pub struct RunResult {
     pub outcome: RunOutcome,
+    /// This process's rank when several processes run (a panic report's
+    /// lines then start with `[rank R] `: [`render_result`]).
+    pub rank: Option<usize>,
     /// The program's output when `RunConfig::capture` was set (else empty).
     pub output: Vec<u8>,
 }
@@ -173,9 +221,13 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         task_bytes: task::task_bytes(),
         strict_placement: cfg.strict_placement,
         auto_turn: AtomicUsize::new(0),
-        world: weft_coll::group(1, weft_ir::registry::DEFAULT_RINGS as usize)
-            .ok()
-            .and_then(|g| g.into_iter().next()),
+        world: match &cfg.joined {
+            Some(j) => Some(CommVal::World(xproc::procs(j.world.clone()))),
+            None => weft_coll::group(1, weft_ir::registry::DEFAULT_RINGS as usize)
+                .ok()
+                .and_then(|g| g.into_iter().next())
+                .map(CommVal::Group),
+        },
     });
     let rt = Runtime::new(runtime::Config {
         workers: cfg.workers.max(1),
@@ -187,16 +239,78 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         let sh = sh.clone();
         Arc::new(move |site| state::site_loc(&sh.prog, site))
     });
-    let outcome = rt.run(task::task(sh.clone(), entry, Vec::new(), Arc::from("cpu")));
+    let main = task::task(sh.clone(), entry, Vec::new(), Arc::from("cpu"));
+    let outcome = match &cfg.joined {
+        None => rt.run(main),
+        Some(j) => {
+            // One process of several: the runtime tells the world's
+            // deadlock detector when every task is blocked, and the program
+            // ends when every process's main has returned.
+            let (host, world) = (j.host.clone(), j.world.clone());
+            rt.with_quiescence(Arc::new(xproc::Quiet(world.clone())))
+                .run(async move {
+                    if let Some(c) = runtime::run_control() {
+                        host.set_control(c);
+                    }
+                    let end = main.await;
+                    if end == runtime::TaskEnd::Returned {
+                        world.main_returned();
+                        std::future::pending::<()>().await;
+                    }
+                    end
+                })
+        }
+    };
     sh.out.flush();
     // An engine bug ends the run as a panic would; it is reported as what
     // it is, whatever else the runtime saw.
-    let outcome = match sh.internal.lock().take() {
+    let mut outcome = match sh.internal.lock().take() {
         Some(InternalFailure { task, error, loc }) => RunOutcome::Internal { task, error, loc },
         None => outcome.into(),
     };
+    if let Some(j) = &cfg.joined {
+        match j.host.ended() {
+            // This process ended the program (a panic, `exit`, an engine
+            // bug): every other process ends with its exit code.
+            None => j.world.abort(render_outcome(&outcome).code),
+            Some(End::Deadlock {
+                report: Some(lines),
+            }) => outcome = RunOutcome::WorldDeadlock(lines),
+            Some(End::Deadlock { report: None }) => outcome = RunOutcome::Exit(2),
+            Some(End::Finished | End::Abort { .. }) => {}
+        }
+        if let Err(e) = j.world.finish() {
+            eprintln!("weft: {e}");
+        }
+    }
     let output = std::mem::take(&mut *capture.lock());
-    Ok(RunResult { outcome, output })
+    let rank = cfg
+        .joined
+        .as_ref()
+        .filter(|j| j.world.size() > 1)
+        .map(|j| j.world.rank());
+    Ok(RunResult {
+        outcome,
+        rank,
+        output,
+    })
+}
+
+/// The stderr text and exit code of a run: [`render_outcome`], with
+/// `[rank R] ` before each line of a panic report when several processes
+/// run (docs/language.md, "Several processes").
+pub fn render_result(r: &RunResult) -> Report {
+    let mut rep = render_outcome(&r.outcome);
+    if let (Some(rank), RunOutcome::Panic { .. } | RunOutcome::Internal { .. }) =
+        (r.rank, &r.outcome)
+    {
+        rep.stderr = rep
+            .stderr
+            .lines()
+            .map(|l| format!("[rank {rank}] {l}\n"))
+            .collect();
+    }
+    rep
 }
 
 #[cfg(test)]

@@ -305,7 +305,12 @@ pub fn len(x: &Value) -> Result<i64, RuntimeError> {
     Ok(match x {
         Value::Str(s) => s.len() as i64,
         Value::List(l) => l.len() as i64,
-        Value::Chan(c) => c.ch.as_ref().map_or(0, |c| c.len() as i64),
+        Value::Chan(c) => match (&c.ch, &c.far) {
+            (Some(ch), _) => ch.len() as i64,
+            // Another process's channel: ask its owner (docs/distributed.md).
+            (None, Some(far)) => far.procs.world.len(far.r).wait().map_or(0, |n| n as i64),
+            (None, None) => 0,
+        },
         Value::Map(m) => m.entries.len() as i64,
         other => return Err(kind_error("len", other)),
     })
@@ -313,7 +318,11 @@ pub fn len(x: &Value) -> Result<i64, RuntimeError> {
 
 pub fn cap(x: &Value) -> Result<i64, RuntimeError> {
     Ok(match x {
-        Value::Chan(c) => c.ch.as_ref().map_or(0, |c| c.cap() as i64),
+        Value::Chan(c) => match (&c.ch, &c.far) {
+            (Some(ch), _) => ch.cap() as i64,
+            (None, Some(far)) => far.r.cap as i64,
+            (None, None) => 0,
+        },
         other => return Err(kind_error("cap", other)),
     })
 }

@@ -356,9 +356,10 @@ fn print_arg(out: &mut Vec<u8>, sp: &Spec, v: &Value, verb: u32) {
             }
             out.push(close);
         }
-        Value::Chan(ch) => match (c, &ch.ch) {
-            ('v', None) => pad(out, sp, b"<nil>"),
-            ('v', Some(_)) => pad(out, sp, v.to_display().as_bytes()),
+        // another process's channel (`far`) is not nil
+        Value::Chan(ch) => match (c, ch.ch.is_some() || ch.far.is_some()) {
+            ('v', false) => pad(out, sp, b"<nil>"),
+            ('v', true) => pad(out, sp, v.to_display().as_bytes()),
             _ => bad_verb(out, sp, v, verb),
         },
         Value::Tensor(_) => match c {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_chan::loom::{AtomicUsize, Mutex};
-use weft_coll::{Member, Op};
+use weft_coll::Op;
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime, SrcLoc, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
@@ -24,7 +24,7 @@ use weft_tensor::Tensor;
 use super::code::{Func, FuncId, Instr, Pc, Program, Slot, TensorOp};
 use super::error::{InternalError, RuntimeError};
 use super::output::Output;
-use super::value::{Ty, Value};
+use super::value::{CommVal, Ty, Value};
 
 /// Backward jumps and calls a task runs before it yields.
 pub(super) const BUDGET: u32 = 2000;
@@ -68,7 +68,7 @@ pub(super) struct Shared {
     /// `world()`: this process's member of the group of all processes,
     /// the same every call (without MPI, the one member of a group of 1).
     /// `None` only if the group could not be made (an engine bug).
-    pub world: Option<Member<Value>>,
+    pub world: Option<CommVal>,
 }
 
 /// An engine bug, where it happened.
@@ -189,6 +189,23 @@ pub(super) enum Wait {
         t: Box<Tensor>,
         at: usize,
     },
+    /// A send to another process's channel (the channel in slot `ch`).
+    FarSend {
+        ch: Slot,
+        val: Value,
+        at: usize,
+    },
+    /// A receive from another process's channel; `at` says where the
+    /// value goes, as for `Recv`.
+    FarRecv {
+        ch: Slot,
+        at: usize,
+    },
+    /// A close of another process's channel.
+    FarClose {
+        ch: Slot,
+        at: usize,
+    },
     /// A collective whose comm and root `step` has checked: `run_task`
     /// waits for the group.
     Collective {
@@ -199,7 +216,7 @@ pub(super) enum Wait {
 
 /// What a member brings to a collective.
 pub(super) struct CollWait {
-    pub member: Member<Value>,
+    pub comm: CommVal,
     pub op: Op,
     /// The value's type, as mismatch messages name it.
     pub ty: Cow<'static, str>,

@@ -58,6 +58,7 @@ pub fn tick(sh: &Shared, period: Duration) -> Result<Value, RuntimeError> {
         return Ok(Value::Chan(Box::new(ChanVal {
             ch: None,
             elem: sh.int_ty.clone(),
+            far: None,
         })));
     }
     sh.mem.check(STREAM_BYTES)?;
@@ -66,6 +67,7 @@ pub fn tick(sh: &Shared, period: Duration) -> Result<Value, RuntimeError> {
     Ok(Value::Chan(Box::new(ChanVal {
         ch: Some(c),
         elem: sh.int_ty.clone(),
+        far: None,
     })))
 }
 
@@ -179,6 +181,7 @@ pub fn lines(sh: &Arc<Shared>, path: &[u8], loc: Option<SrcLoc>) -> Result<Value
     Ok(Value::Chan(Box::new(ChanVal {
         ch: Some(c),
         elem: Arc::new(Ty::Str),
+        far: None,
     })))
 }
 

@@ -27,7 +27,8 @@ use super::error::{InternalError, RuntimeError};
 use super::exec::{step, TIMER_BYTES};
 use super::state::{mix, CollWait, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
 use super::tensor_ops;
-use super::value::Value;
+use super::value::{CommVal, FarChan, Value};
+use super::xproc;
 
 /// What the runtime keeps for a task besides its future (its record, its
 /// waker, its place in the registry) and the task's wait slot: what the
@@ -234,6 +235,52 @@ async fn run_task(
                     return sh.end_failed(f);
                 }
             }
+            Wait::FarSend { ch, val, at } => {
+                parked = true;
+                let Some(far) = far_at(&st, ch) else {
+                    let bug = InternalError::LostChannel("send");
+                    return sh.end_failed(st.failure(prog, at, bug.into()));
+                };
+                st.record_wait(prog, WaitKind::ChanSend, at);
+                let r = Box::pin(xproc::send(&far, val, sh.mem)).await;
+                runtime::clear_wait();
+                if let Err(e) = r {
+                    return sh.end_failed(st.failure(prog, at, e));
+                }
+            }
+            Wait::FarRecv { ch, at } => {
+                parked = true;
+                let Some(far) = far_at(&st, ch) else {
+                    let bug = InternalError::LostChannel("receive");
+                    return sh.end_failed(st.failure(prog, at, bug.into()));
+                };
+                st.record_wait(prog, WaitKind::ChanRecv, at);
+                let got = Box::pin(xproc::recv(&far)).await;
+                runtime::clear_wait();
+                let got = match got {
+                    Ok(v) => v,
+                    Err(e) => return sh.end_failed(st.failure(prog, at, e)),
+                };
+                match recv_done(&mut st, prog, at, got) {
+                    Ok(Some(t)) => {
+                        if let Err(e) = wait_ready(&t).await {
+                            return sh.end_failed(st.failure(prog, at, e));
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(f) => return sh.end_failed(f),
+                }
+            }
+            Wait::FarClose { ch, at } => {
+                parked = true;
+                let Some(far) = far_at(&st, ch) else {
+                    let bug = InternalError::LostChannel("close");
+                    return sh.end_failed(st.failure(prog, at, bug.into()));
+                };
+                if let Err(e) = Box::pin(xproc::close(&far)).await {
+                    return sh.end_failed(st.failure(prog, at, e));
+                }
+            }
             Wait::Collective { call, at } => {
                 parked = true;
                 // Boxed: collectives are rare, and the task's future (what
@@ -262,6 +309,14 @@ async fn run_task(
 fn chan_at(st: &TaskState, slot: Slot) -> Option<&Chan<Value>> {
     match st.stack.get(st.base + slot as usize) {
         Some(Value::Chan(c)) => c.ch.as_ref(),
+        _ => None,
+    }
+}
+
+/// Another process's channel in slot `slot` of the current frame.
+fn far_at(st: &TaskState, slot: Slot) -> Option<FarChan> {
+    match st.stack.get(st.base + slot as usize) {
+        Some(Value::Chan(c)) => c.far.as_deref().cloned(),
         _ => None,
     }
 }
@@ -302,14 +357,17 @@ async fn collective(
     at: usize,
 ) -> Result<(), Failure> {
     let prog = &sh.prog;
-    let CollWait { member, op, ty, x } = call;
-    let (data, home) = coll_ops::data(op, x, member.size(), sh.mem)
+    let CollWait { comm, op, ty, x } = call;
+    let (data, home) = coll_ops::data(op, x, comm.size(), sh.mem)
         .await
         .map_err(|e| st.failure(prog, at, e))?;
     st.record_wait(prog, WaitKind::Collective, at);
-    let got = member.call(op, ty, data).await;
+    let got = match &comm {
+        CommVal::Group(member) => member.call(op, ty, data).await.map_err(RuntimeError::from),
+        CommVal::World(procs) => xproc::world_call(procs, op, ty, data).await,
+    };
     runtime::clear_wait();
-    let out = got.map_err(|e| st.failure(prog, at, e.into()))?;
+    let out = got.map_err(|e| st.failure(prog, at, e))?;
     let v = coll_ops::value(out, home, sh.mem)
         .await
         .map_err(|e| st.failure(prog, at, e))?;

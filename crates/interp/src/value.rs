@@ -7,7 +7,11 @@
 //! - a channel value is a reference (`Chan` is a handle) plus its element type,
 //!   kept only so that it prints as `chan T(cap N)`; `None` is the nil channel;
 //! - a comm value is a reference too: a member of a collective group
-//!   (`weft_coll::Member`, whose copies are the same member); `None` is nil;
+//!   (`weft_coll::Member`, whose copies are the same member) or this
+//!   process's member of `world()` across processes; `None` is nil;
+//! - a channel of another process (docs/distributed.md) is a `FarChan`: its
+//!   reference there and this process's `Procs`; its `ch` is `None`, so only
+//!   the cold paths that find no local channel look for it;
 //! - maps are values too: `Arc<MapVal>`, copied on write like lists; a
 //!   map's entries keep their insertion order (`indexmap`), so iteration is
 //!   reproducible, and printing sorts them by key as Go's fmt does;
@@ -20,14 +24,16 @@
 //!   with U+FFFD (`String::from_utf8_lossy`), where text leaves the program.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-
+use weft_chan::loom::Mutex;
 use weft_chan::Chan;
 use weft_coll::Member;
+use weft_mpi::{ChanRef, World};
 use weft_tensor::Tensor;
 
 use super::fmt_float::write_float;
@@ -79,11 +85,70 @@ pub struct StructInfo {
     pub fields: Vec<(Arc<str>, Ty)>,
 }
 
-/// A channel value: the channel (None = nil) and its element type.
+/// A channel value: the channel (None = nil, or another process's), its
+/// element type, and for another process's channel the reference to it.
 #[derive(Clone)]
 pub struct ChanVal {
     pub ch: Option<Chan<Value>>,
     pub elem: Arc<Ty>,
+    pub far: Option<Box<FarChan>>,
+}
+
+/// The processes of a run started by `mpirun` (docs/distributed.md): this
+/// process's member of the world, and its channels that other processes
+/// hold, by number (a reference that comes back is the channel again).
+pub struct Procs {
+    pub world: World,
+    pub local: Mutex<HashMap<u64, Chan<Value>>>,
+}
+
+/// A channel that another process made.
+#[derive(Clone)]
+pub struct FarChan {
+    pub r: ChanRef,
+    pub procs: Arc<Procs>,
+}
+
+/// What a comm value refers to: a member of a group of tasks, or this
+/// process's member of the group of all processes.
+#[derive(Clone)]
+pub enum CommVal {
+    Group(Member<Value>),
+    World(Arc<Procs>),
+}
+
+impl CommVal {
+    pub fn rank(&self) -> usize {
+        match self {
+            CommVal::Group(m) => m.rank(),
+            CommVal::World(p) => p.world.rank(),
+        }
+    }
+
+    pub fn size(&self) -> usize {
+        match self {
+            CommVal::Group(m) => m.size(),
+            CommVal::World(p) => p.world.size(),
+        }
+    }
+
+    /// Identity, to hash by: equal for members that are [`CommVal::same`]
+    /// (every copy of this process's world member is the same).
+    pub fn identity(&self) -> Option<(usize, usize)> {
+        match self {
+            CommVal::Group(m) => Some(m.identity()),
+            CommVal::World(_) => None,
+        }
+    }
+
+    /// Identity: copies of one member are the same.
+    pub fn same(&self, other: &CommVal) -> bool {
+        match (self, other) {
+            (CommVal::Group(a), CommVal::Group(b)) => a.same(b),
+            (CommVal::World(a), CommVal::World(b)) => a.world.same(&b.world),
+            _ => false,
+        }
+    }
 }
 
 /// The bytes of one value in a list, struct, frame or channel buffer (what
@@ -111,7 +176,7 @@ pub enum Value {
     Chan(Box<ChanVal>),
     Tensor(Box<Tensor>),
     /// A member of a collective group; `None` is the nil comm.
-    Comm(Option<Box<Member<Value>>>),
+    Comm(Option<Box<CommVal>>),
     Map(Arc<MapVal>),
     /// `None` is the nil func.
     Func(Option<Arc<Closure>>),
@@ -194,13 +259,31 @@ fn key_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A channel's identity, to hash and order map keys by, equal exactly when
+/// `values_equal` says so: nil, this process's channel by its id, or
+/// another process's by its owner and number there.
+fn chan_identity(c: &ChanVal) -> ChanIdentity {
+    match (&c.ch, &c.far) {
+        (Some(ch), _) => ChanIdentity::Local(ch.id()),
+        (None, Some(far)) => ChanIdentity::Far(far.r.owner, far.r.id),
+        (None, None) => ChanIdentity::Nil,
+    }
+}
+
+#[derive(Hash, PartialEq, Eq, PartialOrd, Ord)]
+enum ChanIdentity {
+    Nil,
+    Local(usize),
+    Far(usize, u64),
+}
+
 fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
     match v {
         Value::Int(i) => i.hash(h),
         Value::Float(x) => float_key(*x).hash(h),
         Value::Bool(b) => b.hash(h),
         Value::Str(s) => s.hash(h),
-        Value::Chan(c) => c.ch.as_ref().map(|c| c.id()).hash(h),
+        Value::Chan(c) => chan_identity(c).hash(h),
         // identity, as `values_equal`: the group and the rank
         Value::Comm(c) => c.as_ref().map(|m| m.identity()).hash(h),
         Value::Struct(fields) => fields.iter().for_each(|f| hash_value(f, h)),
@@ -224,12 +307,9 @@ pub fn key_order(a: &Value, b: &Value) -> Ordering {
         },
         (Value::Str(x), Value::Str(y)) => x.cmp(y),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        (Value::Chan(x), Value::Chan(y)) => {
-            let id = |c: &ChanVal| c.ch.as_ref().map(|c| c.id());
-            id(x).cmp(&id(y))
-        }
+        (Value::Chan(x), Value::Chan(y)) => chan_identity(x).cmp(&chan_identity(y)),
         (Value::Comm(x), Value::Comm(y)) => {
-            let rank = |c: &Option<Box<Member<Value>>>| c.as_ref().map(|m| (m.rank(), m.size()));
+            let rank = |c: &Option<Box<CommVal>>| c.as_ref().map(|m| (m.rank(), m.size()));
             rank(x).cmp(&rank(y))
         }
         (Value::Struct(x), Value::Struct(y)) => x
@@ -316,11 +396,14 @@ impl Value {
                 }
                 out.push(close);
             }
-            Value::Chan(c) => match &c.ch {
-                None => out.push_str("nil"),
-                Some(ch) => {
+            Value::Chan(c) => match (&c.ch, &c.far) {
+                (Some(ch), _) => {
                     let _ = write!(out, "chan {}(cap {})", c.elem, ch.cap());
                 }
+                (None, Some(far)) => {
+                    let _ = write!(out, "chan {}(cap {})", c.elem, far.r.cap);
+                }
+                (None, None) => out.push_str("nil"),
             },
             Value::Tensor(t) => {
                 let _ = write!(out, "{t}");
@@ -367,8 +450,12 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Chan(x), Value::Chan(y)) => match (&x.ch, &y.ch) {
-            (None, None) => true,
             (Some(p), Some(q)) => p.id() == q.id(),
+            (None, None) => match (&x.far, &y.far) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.r.owner == b.r.owner && a.r.id == b.r.id,
+                _ => false,
+            },
             _ => false,
         },
         (Value::Comm(x), Value::Comm(y)) => match (x, y) {
@@ -416,6 +503,7 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
         Ty::Chan(e) => Value::Chan(Box::new(ChanVal {
             ch: None,
             elem: e.clone(),
+            far: None,
         })),
         Ty::List(_) => Value::list(Vec::new()),
         Ty::Map(..) => Value::Map(Arc::default()),
@@ -444,6 +532,7 @@ mod tests {
         Value::Chan(Box::new(ChanVal {
             ch: Some(Chan::new(cap)),
             elem: Arc::new(elem),
+            far: None,
         }))
     }
 
@@ -528,7 +617,7 @@ mod tests {
     #[test]
     fn comms_print_and_compare_by_identity() {
         let g = weft_coll::group::<Value>(4, 1).expect("a group of 4");
-        let c = |i: usize| Value::Comm(Some(Box::new(g[i].clone())));
+        let c = |i: usize| Value::Comm(Some(Box::new(CommVal::Group(g[i].clone()))));
         assert_eq!(c(0).to_display(), "comm(rank 0 of 4)");
         assert_eq!(c(3).to_display(), "comm(rank 3 of 4)");
         let nil = zero_value(&Ty::Comm, &[]).unwrap();
@@ -538,7 +627,7 @@ mod tests {
         assert!(values_equal(&nil, &nil.clone()));
         assert!(!values_equal(&nil, &c(0)));
         let other = weft_coll::group::<Value>(4, 1).expect("a group of 4");
-        let d = Value::Comm(Some(Box::new(other[1].clone())));
+        let d = Value::Comm(Some(Box::new(CommVal::Group(other[1].clone()))));
         assert!(!values_equal(&c(1), &d));
         assert_eq!(Ty::List(Arc::new(Ty::Comm)).to_string(), "[]comm");
         // as map keys: by identity, the group and the rank

@@ -1,7 +1,7 @@
 //! The worker context installed in a thread-local while a worker runs, and
 //! the free functions a task calls on "the current runtime": `spawn`,
 //! `current_task`, `set_wait`/`clear_wait`, `yield_now`, `preempt_point`,
-//! `run_seed`, `trace_span`, `external_wait`. Also the wake routing
+//! `run_seed`, `trace_span`, `external_wait`, `run_control`. Also the wake routing
 //! (`Schedule for Shared`), which needs the thread-local to find the LIFO
 //! slot.
 //!
@@ -21,7 +21,7 @@ use std::task::{Context, Poll};
 
 use crossbeam_deque::Worker;
 
-use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
+use super::api::{BlockedTask, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
 use super::shared::{Shared, Task};
 use super::task::Schedule;
 use super::trace::{Event, Kind};
@@ -532,6 +532,41 @@ impl Drop for ExternalWait {
             shared.holds.fetch_sub(1, Ordering::SeqCst);
             // Let a parked worker re-run the deadlock check.
             shared.notify_parked_remote();
+        }
+    }
+}
+
+/// A handle on the current run for code outside its tasks (another
+/// thread): the blocked tasks, and ending the run. Taken inside a task with
+/// [`run_control`]; it does not keep the run alive, and does nothing once
+/// the run has returned.
+#[derive(Clone)]
+pub struct RunControl {
+    shared: Weak<Shared>,
+}
+
+/// The current run's [`RunControl`]; `None` outside a runtime task.
+pub fn run_control() -> Option<RunControl> {
+    with_ctx(|ctx| RunControl {
+        shared: Arc::downgrade(&ctx.shared),
+    })
+}
+
+impl RunControl {
+    /// Every live task that recorded a wait, in task-number order (what a
+    /// deadlock report lists). Empty once the run has returned.
+    pub fn blocked_tasks(&self) -> Vec<BlockedTask> {
+        self.shared
+            .upgrade()
+            .map(|s| s.blocked_tasks())
+            .unwrap_or_default()
+    }
+
+    /// Ends the run with `outcome` (the first end of a run wins), as a
+    /// panic, `exit` or deadlock inside it would.
+    pub fn end(&self, outcome: RunOutcome) {
+        if let Some(s) = self.shared.upgrade() {
+            s.finish(outcome);
         }
     }
 }

@@ -161,7 +161,17 @@ fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
             return fail(format!("cannot write trace {}: {e}", path.display()));
         }
     }
+    // Under `mpirun` (built with `--features mpi`): this process joins the
+    // others (docs/distributed.md).
+    let joined = match weft_interp::join_processes() {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("weft: {e}");
+            return weft_interp::EXIT_INTERNAL;
+        }
+    };
     let cfg = weft_interp::RunConfig {
+        joined,
         workers: a
             .workers
             .map(|w| w as usize)
@@ -179,7 +189,7 @@ fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
     };
     match weft_interp::run_program(prog, cfg) {
         Ok(result) => {
-            let report = weft_interp::render_outcome(&result.outcome);
+            let report = weft_interp::render_result(&result);
             if !report.stderr.is_empty() {
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(report.stderr.as_bytes());

@@ -55,6 +55,7 @@ builtins! {
     WriteFile = "write_file", AppendFile = "append_file", Exists = "exists", Env = "env",
     LoadCsv = "load_csv", LoadNpy = "load_npy", SaveNpy = "save_npy", Values = "values",
     Here = "here",
+    SortBy = "sort_by",
 }
 
 impl Builtin {
@@ -72,6 +73,9 @@ impl Builtin {
                 | Builtin::Make
                 | Builtin::Min
                 | Builtin::Max
+                | Builtin::Sort
+                | Builtin::SortBy
+                | Builtin::Reverse
         )
     }
 
@@ -603,6 +607,7 @@ impl<'a> Checker<'a> {
             }
             Builtin::Min | Builtin::Max => self.builtin_min_max(e, b, args),
             Builtin::Contains => self.builtin_contains(e, args),
+            Builtin::SortBy => self.builtin_sort_by(e, args),
             Builtin::Sprintf => {
                 let Some(first) = args.first() else {
                     let err = CheckError::BuiltinArgCount {
@@ -758,6 +763,32 @@ impl<'a> Checker<'a> {
         }
         Operand {
             ty: target,
+            val: None,
+        }
+    }
+
+    /// `sort_by(list, less)`: `list` of any `[]T`, `less` a
+    /// `func(T, T) bool`; the result is a sorted copy, a `[]T`.
+    fn builtin_sort_by(&mut self, e: &Expr, args: &[Expr]) -> Operand {
+        let name = "sort_by";
+        if !self.arity(e, name, args.len(), 2) {
+            self.check_args_loosely(args);
+            return Operand::invalid();
+        }
+        let ctx = Context::Argument(name.to_string());
+        let op = self.value_default(&args[0], &ctx);
+        let el = match &op.ty {
+            Ty::List(el) => (**el).clone(),
+            t => {
+                let t = t.clone();
+                self.value(&args[1]);
+                return self.bad_builtin_arg(&args[0], &t, name);
+            }
+        };
+        let less = Ty::func(vec![el.clone(), el], Some(Ty::Bool));
+        self.value_to(&args[1], &less, &ctx);
+        Operand {
+            ty: op.ty,
             val: None,
         }
     }

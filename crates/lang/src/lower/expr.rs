@@ -662,8 +662,204 @@ impl<'a> Lowerer<'a> {
             self.store(&place, out, e.span);
             return String::new();
         }
+        if b == Builtin::SortBy {
+            return self.sort_by(e, ty, &args[0], &args[1], dest);
+        }
         let argv: Vec<String> = args.iter().map(|a| self.expr(a, None)).collect();
         self.builtin_op(e, ty, b, argv, dest)
+    }
+
+    /// `sort_by(list, less)`: a stable bottom-up merge sort written out in
+    /// the IR's loops, calling `less` with `call_value`
+    /// (docs/interpreter.md, "sort_by"). Runs of `width` elements of `src`
+    /// are merged pairwise into `dst`, then the two swap and `width`
+    /// doubles; an element of the right run goes first only when
+    /// `less(right, left)`, so equal elements keep their order. `less` is
+    /// called only when both runs have elements left, at most
+    /// `n * ceil(log2 n)` times.
+    fn sort_by(
+        &mut self,
+        e: &Expr,
+        ty: &Ty,
+        list: &Expr,
+        less: &Expr,
+        dest: Option<&str>,
+    ) -> String {
+        let sp = e.span;
+        let x = self.expr(list, None);
+        let less = self.expr(less, None);
+        let el = match ty {
+            Ty::List(el) => (**el).clone(),
+            _ => Ty::Invalid,
+        };
+        let int = |l: &mut Self| l.temp(&Ty::Int);
+        let bool_ = |l: &mut Self| l.temp(&Ty::Bool);
+        let n = int(self);
+        self.emit(
+            Op::new("len", sp)
+                .input("X", x.clone())
+                .output("Out", n.clone()),
+        );
+        // the sort writes only its own copies
+        let (src, dst, tmp) = (self.temp(ty), self.temp(ty), self.temp(ty));
+        for t in [&src, &dst] {
+            self.emit(
+                Op::new("copy", sp)
+                    .input("X", x.clone())
+                    .output("Out", t.clone()),
+            );
+        }
+        let one = self.small_const(1, &Ty::Int, e);
+        let width = int(self);
+        self.emit(
+            Op::new("copy", sp)
+                .input("X", one.clone())
+                .output("Out", width.clone()),
+        );
+        let [lo, w2, mid, hi, i, j, k, t] = [(); 8].map(|_| int(self));
+        let [c_width, c_lo, c_k, j_in, i_out, right] = [(); 6].map(|_| bool_(self));
+        let (a, b, v) = (self.temp(&el), self.temp(&el), self.temp(&el));
+        let bin = |name: &'static str, x: &str, y: &str, out: &str| {
+            Op::new(name, sp)
+                .input("X", x.to_string())
+                .input("Y", y.to_string())
+                .output("Out", out.to_string())
+        };
+        let copy = |x: &str, out: &str| {
+            Op::new("copy", sp)
+                .input("X", x.to_string())
+                .output("Out", out.to_string())
+        };
+        let min = |x: &str, y: &str, out: &str| {
+            Op::new("min", sp)
+                .inputs("Args", vec![x.to_string(), y.to_string()])
+                .output("Out", out.to_string())
+        };
+        let index = |l: &str, at: &str, out: &str| {
+            Op::new("index", sp)
+                .input("X", l.to_string())
+                .input("Index", at.to_string())
+                .output("Out", out.to_string())
+        };
+        // dst[k] = src[from]; from++
+        let take = |l: &mut Self, from: &str| {
+            l.emit(index(&src, from, &v));
+            l.emit(
+                Op::new("set_index", sp)
+                    .input("X", dst.clone())
+                    .input("Index", k.clone())
+                    .input("Value", v.clone())
+                    .output("Out", dst.clone()),
+            );
+            l.emit(bin("add", from, &one, from));
+        };
+        // the merge of src[lo:mid] and src[mid:hi] into dst[lo:hi]
+        let merge = |l: &mut Self| {
+            let cond = l.new_block();
+            l.in_block(cond, |l| l.emit(bin("lt", &k, &hi, &c_k)));
+            let body = l.new_block();
+            l.in_block(body, |l| {
+                // right = j < hi && (i >= mid || less(src[j], src[i]))
+                l.constant(&ConstVal::Bool(false), &Ty::Bool, e, Some(&right));
+                l.emit(bin("lt", &j, &hi, &j_in));
+                let has_right = l.new_block();
+                l.in_block(has_right, |l| {
+                    l.emit(bin("ge", &i, &mid, &i_out));
+                    let left_done = l.new_block();
+                    l.in_block(left_done, |l| {
+                        l.constant(&ConstVal::Bool(true), &Ty::Bool, e, Some(&right));
+                    });
+                    let compare = l.new_block();
+                    l.in_block(compare, |l| {
+                        l.emit(index(&src, &j, &a));
+                        l.emit(index(&src, &i, &b));
+                        l.emit(
+                            Op::new("call_value", sp)
+                                .input("F", less.clone())
+                                .inputs("Args", vec![a.clone(), b.clone()])
+                                .output("Out", right.clone()),
+                        );
+                    });
+                    l.emit(
+                        Op::new("if", sp)
+                            .input("Cond", i_out.clone())
+                            .attr("then_block", left_done)
+                            .attr("else_block", compare),
+                    );
+                });
+                l.emit(
+                    Op::new("if", sp)
+                        .input("Cond", j_in.clone())
+                        .attr("then_block", has_right),
+                );
+                let from_right = l.new_block();
+                l.in_block(from_right, |l| take(l, &j));
+                let from_left = l.new_block();
+                l.in_block(from_left, |l| take(l, &i));
+                l.emit(
+                    Op::new("if", sp)
+                        .input("Cond", right.clone())
+                        .attr("then_block", from_right)
+                        .attr("else_block", from_left),
+                );
+                l.emit(bin("add", &k, &one, &k));
+            });
+            l.emit(
+                Op::new("loop", sp)
+                    .input("Cond", c_k.clone())
+                    .attr("cond_block", cond)
+                    .attr("body_block", body),
+            );
+        };
+        // one pass: every pair of runs of `width`, then src and dst swap
+        // (tmp is cleared so that dst is not shared and is written in place)
+        let pass = |l: &mut Self| {
+            l.constant(&ConstVal::Int(0), &Ty::Int, e, Some(&lo));
+            l.emit(bin("add", &width, &width, &w2));
+            let cond = l.new_block();
+            l.in_block(cond, |l| l.emit(bin("lt", &lo, &n, &c_lo)));
+            let body = l.new_block();
+            l.in_block(body, |l| {
+                l.emit(bin("add", &lo, &width, &t));
+                l.emit(min(&t, &n, &mid));
+                l.emit(bin("add", &lo, &w2, &t));
+                l.emit(min(&t, &n, &hi));
+                l.emit(copy(&lo, &i));
+                l.emit(copy(&mid, &j));
+                l.emit(copy(&lo, &k));
+                merge(l);
+            });
+            let post = l.new_block();
+            l.in_block(post, |l| l.emit(bin("add", &lo, &w2, &lo)));
+            l.emit(
+                Op::new("loop", sp)
+                    .input("Cond", c_lo.clone())
+                    .attr("cond_block", cond)
+                    .attr("body_block", body)
+                    .attr("post_block", post),
+            );
+            l.emit(copy(&src, &tmp));
+            l.emit(copy(&dst, &src));
+            l.emit(copy(&tmp, &dst));
+            l.emit(Op::new("zero", sp).output("Out", tmp.clone()));
+        };
+        // passes while width < n, width doubling
+        let cond = self.new_block();
+        self.in_block(cond, |l| l.emit(bin("lt", &width, &n, &c_width)));
+        let body = self.new_block();
+        self.in_block(body, pass);
+        let post = self.new_block();
+        self.in_block(post, |l| l.emit(bin("add", &width, &width, &width)));
+        self.emit(
+            Op::new("loop", sp)
+                .input("Cond", c_width.clone())
+                .attr("cond_block", cond)
+                .attr("body_block", body)
+                .attr("post_block", post),
+        );
+        let out = self.out(ty, dest);
+        self.emit(copy(&src, &out));
+        out
     }
 
     /// The op of builtin `b` on evaluated arguments `argv`.
