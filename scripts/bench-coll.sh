@@ -9,7 +9,11 @@
 #   SECONDS_PER_SIZE=1 scripts/bench-coll.sh
 #   SKIP_GLOO=1 scripts/bench-coll.sh
 #
-# Weft and floor: criterion's median (target/criterion/{weft,floor}/SIZE/N).
+# Weft: criterion's median (target/criterion/weft/SIZE/N). Floor: every
+# input read once and the one shared output written once, (N + 1) * SIZE
+# bytes, at this machine's copy bandwidth (the faster of criterion's
+# medians for a 64 MiB memcpy on 1 and on 2 threads,
+# target/criterion/floor/copy64MB/{1,2}).
 # MPI and Gloo: the mean over a timed loop of about SECONDS_PER_SIZE per
 # size, the slowest rank's time. Groups of 4 and 8 processes are
 # oversubscribed on a 2-core machine (Weft runs its members as tasks on 2
@@ -64,12 +68,17 @@ def fmt(t):
 def ratio(a, b):
     return "-" if a is None or b is None else f"{a / b:.2f}"
 
+copy = [t for t in (crit("floor", "copy64MB", k) for k in (1, 2)) if t]
+bw = 2 * (64 << 20) / min(copy) if copy else None  # bytes read + written per second
+if bw:
+    print(f"Copy bandwidth: {bw / 1e9:.1f} GB/s (read + written; 64 MiB memcpy, "
+          f"1 thread {fmt(copy[0])}, 2 threads {fmt(copy[-1])})\n")
 print("| size | members | weft | MPI | Gloo | floor | weft/floor | MPI/weft | Gloo/weft |")
 print("|---|---|---|---|---|---|---|---|---|")
 for label, size in sizes:
     for n in (2, 4, 8):
         w = crit("weft", label, n)
-        fl = crit("floor", label, n)
+        fl = (n + 1) * size / bw if bw else None
         m = peers.get(("mpi", size, n))
         g = peers.get(("gloo", size, n))
         print(f"| {label} | {n} | {fmt(w)} | {fmt(m)} | {fmt(g)} | {fmt(fl)} | "

@@ -40,8 +40,9 @@ use crate::{CollError, Data, Op, Outcome};
 /// and no `progress` hook.
 #[derive(Clone, Copy, Debug)]
 pub struct Tuning {
-    /// Tensor all-reduces of fewer elements than this are reduced by the
-    /// last arriving member alone; larger ones take the sliced path.
+    /// Tensor all-reduces whose inputs hold fewer elements than this in
+    /// all (members times elements) are reduced by the last arriving
+    /// member alone; larger ones take the sliced path.
     pub small_elems: usize,
     /// Elements per chunk of the sliced path (a member claims one chunk at
     /// a time). A job has at least `size * rings` chunks.
@@ -60,8 +61,8 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
-            small_elems: 16 * 1024,
-            chunk_elems: 16 * 1024,
+            small_elems: 4 << 20,
+            chunk_elems: 16 << 10,
             progress: None,
         }
     }

@@ -99,11 +99,14 @@ pub(crate) fn validate<V>(deps: &[Deposit<V>]) -> Result<(), CollError> {
     Ok(())
 }
 
-/// True when the step is an all-reduce of tensors of at least
-/// `min_elems` elements among two or more members: the sliced path.
+/// True when the step is an all-reduce of tensors among two or more
+/// members whose inputs hold at least `min_elems` elements in all
+/// (members times elements): the sliced path.
 pub(crate) fn sliced<V>(deps: &[Deposit<V>], min_elems: usize) -> bool {
     match (deps.first().map(|d| (d.op, &d.data)), deps.len()) {
-        (Some((Op::AllReduce(_), Data::F32 { data, .. })), n) => n >= 2 && data.len() >= min_elems,
+        (Some((Op::AllReduce(_), Data::F32 { data, .. })), n) => {
+            n >= 2 && data.len().saturating_mul(n) >= min_elems
+        }
         _ => false,
     }
 }

@@ -4,7 +4,8 @@
 //! and every member's results are compared, bitwise, with a sequential
 //! reference written plainly here. The tuning of the small/sliced
 //! boundary is random too, so that small tensors take the sliced path;
-//! one test uses the default tuning with tensors large enough for it.
+//! one test uses the default chunk size with tensors of up to 40000
+//! elements on both sides of the boundary.
 //! Mismatched calls must fail with exactly the messages of
 //! docs/language.md, on one member.
 
@@ -83,6 +84,10 @@ fn got(o: &Outcome<V>) -> Got {
         Outcome::Unit => Got::Unit,
     }
 }
+
+/// A member's results: each step's, with its tensor buffer if any (to
+/// check that members share it).
+type Results = Vec<(Got, Option<Arc<Vec<f32>>>)>;
 
 /// One step: the op and every member's value, by rank.
 #[derive(Clone, Debug)]
@@ -200,7 +205,7 @@ fn reference(step: &Step) -> Got {
 
 /// One member's results, step by step: what it got and the tensor data it
 /// saw, or the error it met.
-type MemberResults = Result<Vec<(Got, Option<Arc<Vec<f32>>>)>, String>;
+type MemberResults = Result<Results, String>;
 
 /// Runs `steps` on a group of `n` (one task per member) and returns each
 /// member's results by rank, or the errors members saw.
@@ -361,7 +366,10 @@ fn scenario(max_elems: usize, tuned: bool) -> impl Strategy<Value = Scenario> {
                     progress: Some(weft_rt::release_lifo),
                 }
             } else {
+                // Tensors of up to 40000 elements: groups of 2 and more
+                // cross this boundary.
                 Tuning {
+                    small_elems: 65536,
                     progress: Some(weft_rt::release_lifo),
                     ..Tuning::default()
                 }
@@ -425,10 +433,10 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
 
-    /// The default tuning, tensors up to 40000 elements (beyond the
-    /// default boundary of 16384).
+    /// The default chunk size, tensors of up to 40000 elements, and a
+    /// boundary of 65536 elements in all, which groups of 2 and more cross.
     #[test]
-    fn large_tensors_take_the_sliced_path(s in scenario(40_000, false)) {
+    fn large_tensors_cross_the_boundary(s in scenario(40_000, false)) {
         check(s);
     }
 }

@@ -1240,7 +1240,13 @@ fn group(
     if let Err(e) = mem.check(n.saturating_mul(MEMBER_BYTES)) {
         return Break(out_of_memory(f, at, e));
     }
-    match weft_coll::group::<Value>(n, rings as usize) {
+    // The progress hook lets members woken to share a large reduction's
+    // chunks reach idle workers (docs/collectives.md).
+    let tuning = weft_coll::Tuning {
+        progress: Some(runtime::release_lifo),
+        ..weft_coll::Tuning::default()
+    };
+    match weft_coll::group_tuned::<Value>(n, rings as usize, tuning) {
         Ok(members) => {
             let comms = members
                 .into_iter()
