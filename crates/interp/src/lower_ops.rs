@@ -466,27 +466,19 @@ impl<'p> Emitter<'_, 'p> {
     /// order (variadic slots, like `get`'s `Indices`, spread out); one
     /// output `Out` (possibly `_`).
     fn tensor_builtin(&self, op: &'p pb::OpDesc, top: TensorOp) -> Result<Instr, LowerError> {
-        let spec =
-            registry::lookup(&op.r#type).ok_or_else(|| LowerError::UnknownOp(op.r#type.clone()))?;
-        let mut ins = Vec::new();
-        for slot in spec.inputs {
-            for a in self.ins(op, slot.name) {
-                ins.push(self.vars.slot(a)?);
-            }
-        }
+        let ins = self.registry_ins(op)?;
         Ok(Instr::Tensor {
             op: top,
-            ins: ins.into_boxed_slice(),
+            ins,
             out: self.out1(op, "Out")?,
         })
     }
 }
 
 impl<'p> Emitter<'_, 'p> {
-    /// A library builtin: its inputs in the registry's slot order
-    /// (variadic slots spread out); its one output `Out`, or the junk slot.
-    fn lib_builtin(&self, op: &'p pb::OpDesc, name: &str) -> Result<Instr, LowerError> {
-        let lop = LibOp::from_op(name).ok_or_else(|| LowerError::UnknownOp(name.to_string()))?;
+    /// The inputs of `op` in its registry slots' order, variadic slots
+    /// spread out: the operands of tensor and library builtins.
+    fn registry_ins(&self, op: &'p pb::OpDesc) -> Result<Box<[crate::code::Slot]>, LowerError> {
         let spec =
             registry::lookup(&op.r#type).ok_or_else(|| LowerError::UnknownOp(op.r#type.clone()))?;
         let mut ins = Vec::new();
@@ -495,9 +487,17 @@ impl<'p> Emitter<'_, 'p> {
                 ins.push(self.vars.slot(a)?);
             }
         }
+        Ok(ins.into_boxed_slice())
+    }
+
+    /// A library builtin: its inputs in the registry's slot order
+    /// (variadic slots spread out); its one output `Out`, or the junk slot.
+    fn lib_builtin(&self, op: &'p pb::OpDesc, name: &str) -> Result<Instr, LowerError> {
+        let lop = LibOp::from_op(name).ok_or_else(|| LowerError::UnknownOp(name.to_string()))?;
+        let ins = self.registry_ins(op)?;
         Ok(Instr::Lib {
             op: lop,
-            ins: ins.into_boxed_slice(),
+            ins,
             out: self.out1(op, "Out")?,
         })
     }
