@@ -14,6 +14,7 @@
 //! The instruction set imports nothing from the executor or the lowering:
 //! only values (`value.rs`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use weft_rt::SrcLoc;
@@ -23,6 +24,96 @@ use super::value::{StructInfo, Ty, Value};
 /// A tensor operation (builtin or operator on tensors): the tensor
 /// crate's builtin table, run by `tensor_ops`.
 pub use weft_tensor::builtins::Builtin as TensorOp;
+
+/// A builtin of the library (numbers, strings, lists, files, time), run
+/// out of line by `lib_ops::run` on its operands in argument order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LibOp {
+    Abs,
+    Min,
+    Max,
+    Sqrt,
+    Pow,
+    Floor,
+    Ceil,
+    /// `exp` of a float (of a tensor it is a `TensorOp`).
+    Exp,
+    /// `log` of a float.
+    Log,
+    Inf,
+    Nan,
+    IsNan,
+    Split,
+    Fields,
+    Join,
+    Contains,
+    /// `index(s, t)` (the IR's `str_index`).
+    Index,
+    HasPrefix,
+    HasSuffix,
+    Replace,
+    Trim,
+    Lower,
+    Upper,
+    Repeat,
+    Chr,
+    Sprintf,
+    Sort,
+    Reverse,
+    Tick,
+    Lines,
+    ReadFile,
+    WriteFile,
+    AppendFile,
+    Exists,
+    Env,
+}
+
+impl LibOp {
+    /// The library builtin of an IR op type (`exp` and `log` are the float
+    /// forms; the lowering picks them by operand type).
+    pub fn from_op(name: &str) -> Option<LibOp> {
+        use LibOp::*;
+        Some(match name {
+            "abs" => Abs,
+            "min" => Min,
+            "max" => Max,
+            "sqrt" => Sqrt,
+            "pow" => Pow,
+            "floor" => Floor,
+            "ceil" => Ceil,
+            "exp" => Exp,
+            "log" => Log,
+            "inf" => Inf,
+            "nan" => Nan,
+            "is_nan" => IsNan,
+            "split" => Split,
+            "fields" => Fields,
+            "join" => Join,
+            "contains" => Contains,
+            "str_index" => Index,
+            "has_prefix" => HasPrefix,
+            "has_suffix" => HasSuffix,
+            "replace" => Replace,
+            "trim" => Trim,
+            "lower" => Lower,
+            "upper" => Upper,
+            "repeat" => Repeat,
+            "chr" => Chr,
+            "sprintf" => Sprintf,
+            "sort" => Sort,
+            "reverse" => Reverse,
+            "tick" => Tick,
+            "lines" => Lines,
+            "read_file" => ReadFile,
+            "write_file" => WriteFile,
+            "append_file" => AppendFile,
+            "exists" => Exists,
+            "env" => Env,
+            _ => return None,
+        })
+    }
+}
 
 /// A variable: an index into the current frame.
 pub type Slot = u32;
@@ -126,6 +217,33 @@ pub struct SelCase {
     /// Where the case is written (the IR's `case_locs`), for a panic in a
     /// chosen case (docs/language.md, "Details"); `None`: the `select`'s location.
     pub loc: Option<SrcLoc>,
+}
+
+/// A collective's operation: the backend's `weft_coll::Op` less
+/// `broadcast`'s root, which is a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CollOp {
+    AllReduce(weft_coll::Reduce),
+    Broadcast,
+    AllGather,
+    Barrier,
+}
+
+/// The operands of a collective (boxed in `Instr::Collective`: rare, and
+/// wider than the other instructions).
+#[derive(Debug)]
+pub struct CollInstr {
+    pub op: CollOp,
+    pub comm: Slot,
+    /// The member's value (every op but `barrier`).
+    pub x: Option<Slot>,
+    /// `broadcast`'s root.
+    pub root: Option<Slot>,
+    /// Where the result goes (every op but `barrier`).
+    pub out: Option<Slot>,
+    /// The value's type as mismatch messages name it (`int`, `[]float`,
+    /// a struct's name).
+    pub ty: Cow<'static, str>,
 }
 
 /// One instruction. Operands are slots of the current frame.
@@ -269,14 +387,22 @@ pub enum Instr {
         ms: Slot,
     },
     /// Start a task running `func` (a go block) with the captured slots
-    /// copied into the same slots of its frame.
+    /// copied into the same slots of its frame, placed on the device named
+    /// in slot `device` (none: the parent's device).
     Go {
         func: FuncId,
         captures: Box<[Slot]>,
+        device: Option<Slot>,
     },
+    /// Start a task running `func` with these arguments, placed as `Go`.
     GoCall {
         func: FuncId,
         args: Box<[Slot]>,
+        device: Option<Slot>,
+    },
+    /// `here()`: the device this task runs on.
+    Here {
+        out: Slot,
     },
     Call {
         func: FuncId,
@@ -392,6 +518,95 @@ pub enum Instr {
         ins: Box<[Slot]>,
         out: Slot,
     },
+    /// A map of `keys[i]: vals[i]`.
+    MapNew {
+        keys: Box<[Slot]>,
+        vals: Box<[Slot]>,
+        out: Slot,
+    },
+    /// `out, ok = x[k]`; `zero` when absent.
+    MapGet {
+        x: Slot,
+        k: Slot,
+        out: Option<Slot>,
+        ok: Option<Slot>,
+        zero: Value,
+    },
+    MapSet {
+        x: Slot,
+        k: Slot,
+        v: Slot,
+        out: Slot,
+    },
+    MapDelete {
+        x: Slot,
+        k: Slot,
+        out: Slot,
+    },
+    /// The entry at position `i` of `x`'s iteration order.
+    MapEntry {
+        x: Slot,
+        i: Slot,
+        key: Option<Slot>,
+        val: Option<Slot>,
+    },
+    /// A func value: `func` with its first parameters bound to `caps`.
+    Closure {
+        func: FuncId,
+        caps: Box<[Slot]>,
+        out: Slot,
+    },
+    /// `out = f(args)` through a func value.
+    CallValue {
+        f: Slot,
+        args: Box<[Slot]>,
+        out: Option<Slot>,
+    },
+    /// `go f(args)` through a func value, placed as `Go`.
+    GoValue {
+        f: Slot,
+        args: Box<[Slot]>,
+        device: Option<Slot>,
+    },
+    /// `group(n)`: a new group of `n` members, as a `[]comm`.
+    Group {
+        n: Slot,
+        rings: u32,
+        out: Slot,
+    },
+    /// `world()`: the run's member of the group of all processes.
+    World {
+        out: Slot,
+    },
+    /// `rank(c)`, or `size(c)` when `size`.
+    CommInfo {
+        comm: Slot,
+        size: bool,
+        out: Slot,
+    },
+    /// A collective: leaves `step` for `run_task` to wait for the group.
+    Collective(Box<CollInstr>),
+    /// A library builtin (`lib_ops::run`); `out` is the junk slot for one
+    /// without a result.
+    Lib {
+        op: LibOp,
+        ins: Box<[Slot]>,
+        out: Slot,
+    },
+    /// `make([]T, n)`: `n` copies of `zero`.
+    MakeList {
+        n: Slot,
+        zero: Value,
+        out: Slot,
+    },
+    /// `out, width = decode_rune(x, i)`: the character at byte `i` of a
+    /// string (`for i, r := range s`).
+    DecodeRune {
+        x: Slot,
+        i: Slot,
+        out: Slot,
+        width: Slot,
+    },
 }
 
 impl Instr {
@@ -409,11 +624,34 @@ impl Instr {
                 | Instr::Select { .. }
                 | Instr::Go { .. }
                 | Instr::GoCall { .. }
+                | Instr::GoValue { .. }
                 | Instr::Print { .. }
                 | Instr::MakeChan { .. }
                 | Instr::After { .. }
                 | Instr::Rand { .. }
                 | Instr::Perm { .. }
+                | Instr::Collective(_)
+        ) || self.touches_files()
+            || matches!(
+                self,
+                Instr::Lib {
+                    op: LibOp::Lines,
+                    ..
+                }
+            )
+    }
+
+    /// Whether this instruction reads or writes a file (or stdin).
+    pub fn touches_files(&self) -> bool {
+        matches!(
+            self,
+            Instr::Lib {
+                op: LibOp::ReadFile | LibOp::WriteFile | LibOp::AppendFile | LibOp::Exists,
+                ..
+            } | Instr::Tensor {
+                op: TensorOp::LoadCsv | TensorOp::LoadNpy | TensorOp::SaveNpy,
+                ..
+            }
         )
     }
 
@@ -453,7 +691,18 @@ impl Instr {
             | Instr::Args { out }
             | Instr::Rand { out, .. }
             | Instr::Perm { out, .. }
-            | Instr::Tensor { out, .. } => Some(out),
+            | Instr::Here { out }
+            | Instr::Tensor { out, .. }
+            | Instr::MapNew { out, .. }
+            | Instr::MapSet { out, .. }
+            | Instr::MapDelete { out, .. }
+            | Instr::Closure { out, .. }
+            | Instr::Group { out, .. }
+            | Instr::World { out }
+            | Instr::CommInfo { out, .. }
+            | Instr::Lib { out, .. }
+            | Instr::MakeList { out, .. } => Some(out),
+            Instr::Collective(c) => c.out.as_mut(),
             Instr::Call { out: Some(out), .. } => Some(out),
             _ => None,
         }

@@ -110,7 +110,13 @@ impl<'s> FrameCases<'s> {
     pub(super) fn new(cases: &'s [SelCase], fs: &'s [Value]) -> Result<Self, RuntimeError> {
         for c in cases {
             if let Some(v) = fs.get(c.chan as usize) {
-                chan_ref(v)?;
+                if chan_ref(v)?.is_none() {
+                    if let Value::Chan(ch) = v {
+                        if let Some(far) = &ch.far {
+                            return Err(RuntimeError::SelectRemote(far.r.owner));
+                        }
+                    }
+                }
             }
         }
         Ok(FrameCases { cases, fs })

@@ -18,7 +18,9 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use weft_chan::{select_on, try_select_on, Cases, Chan, Selected, WaitSlot};
-use weft_rt::{self as runtime, Objects, Op, OpKind, PickKind, WaitKind, STDOUT};
+use weft_rt::{
+    self as runtime, Objects, Op, OpKind, PickKind, WaitKind, COLLECTIVES, FILES, STDOUT,
+};
 use weft_tensor::Tensor;
 
 use super::code::{Func, Instr, Pc, SelCase, Slot};
@@ -69,8 +71,21 @@ pub(super) async fn point(
         Instr::Recv { ch, .. } => runtime::sched_point(on(st, OpKind::Recv, *ch)).await,
         Instr::Close { ch } => runtime::sched_point(on(st, OpKind::Close, *ch)).await,
         Instr::Len { x, .. } => runtime::sched_point(on(st, OpKind::Len, *x)).await,
-        Instr::Go { .. } | Instr::GoCall { .. } => {
+        // `lines` starts the task that reads the input.
+        Instr::Go { .. } | Instr::GoCall { .. } | Instr::GoValue { .. } | Instr::Lib { .. }
+            if !instr.touches_files() =>
+        {
             runtime::sched_point(Op::local(OpKind::Go, site)).await
+        }
+        Instr::Collective(_) => {
+            let mut objs = Objects::new();
+            objs.push(COLLECTIVES);
+            runtime::sched_point(Op::new(OpKind::Collective, site, objs)).await
+        }
+        _ if instr.touches_files() => {
+            let mut objs = Objects::new();
+            objs.push(FILES);
+            runtime::sched_point(Op::new(OpKind::File, site, objs)).await
         }
         Instr::Print { .. } => {
             let mut objs = Objects::new();

@@ -8,6 +8,7 @@
 //! in the `Result`s of the dispatch loop's operations, so the rare payloads
 //! are boxed.
 
+use weft_coll::CollError;
 use weft_rt::memlimit::OutOfMemory;
 use weft_rt::SpawnError;
 use weft_tensor::TensorError;
@@ -43,6 +44,9 @@ pub enum RuntimeError {
     RandNotPositive,
     #[error("perm: n out of range")]
     PermOutOfRange,
+    /// A call through a nil func value.
+    #[error("call of nil function")]
+    NilFuncCall,
     /// A task's call stack passed its limit.
     #[error("stack overflow")]
     StackOverflow,
@@ -52,6 +56,11 @@ pub enum RuntimeError {
     /// `assert(cond, msg)` with a false condition.
     #[error("assertion failed: {0}")]
     AssertionFailed(Box<str>),
+    /// A library builtin failed (docs/language.md, "The language for real
+    /// programs"): the message names the builtin, and the path and reason
+    /// for a file (`read_file: PATH: REASON`).
+    #[error("{0}")]
+    Builtin(Box<str>),
     /// An allocation the program was about to make does not fit under the
     /// memory ceiling (`weft_rt::memlimit::Ceiling::check`); the message
     /// names the limit.
@@ -61,9 +70,32 @@ pub enum RuntimeError {
     /// `SpawnError` is an engine bug).
     #[error(transparent)]
     TooManyTasks(SpawnError),
+    /// `go ... on DEV` with a device that is not present.
+    #[error("go: device {0:?} not present")]
+    GoDeviceNotPresent(Box<str>),
     /// A tensor builtin or operator failed: the tensor crate's message.
     #[error(transparent)]
     Tensor(Box<TensorError>),
+    /// A collective, `rank` or `size` on a nil comm.
+    #[error("collective on nil comm")]
+    NilComm,
+    /// `broadcast` with a root outside the group (negative roots too,
+    /// which the backend's `usize` roots cannot hold).
+    #[error("broadcast: root {root} out of range for group of size {size}")]
+    BroadcastRoot { root: i64, size: usize },
+    /// A `select` case on a channel that another process made
+    /// (docs/language.md, "Several processes").
+    #[error("select on remote channel (owned by rank {0})")]
+    SelectRemote(usize),
+    /// A value that cannot reach another process: a comm of a group of
+    /// tasks (only `world()` spans processes), or a tensor on a device
+    /// inside a list or struct (docs/distributed.md, "Limits").
+    #[error("{0} cannot be sent to another process")]
+    NoCrossing(&'static str),
+    /// A collective or `group` failed: the backend's message
+    /// (docs/language.md, "Collectives").
+    #[error(transparent)]
+    Collective(Box<CollError>),
     /// Not the program's failure but the engine's: a bug in Weft.
     #[error(transparent)]
     Internal(Box<InternalError>),
@@ -108,6 +140,15 @@ pub enum InternalError {
     /// `spawn` refused for a reason other than the task limit.
     #[error(transparent)]
     Spawn(SpawnError),
+    /// The collectives backend refused what the interpreter gave it (a
+    /// value of a kind the op does not take, a tensor whose buffer does
+    /// not fit its shape), or failed on its own (`CollError::Internal`).
+    #[error(transparent)]
+    Collective(CollError),
+    /// The processes of a run could not exchange a value or a request
+    /// (docs/distributed.md).
+    #[error("across processes: {0}")]
+    CrossProcess(Box<str>),
 }
 
 impl RuntimeError {
@@ -143,6 +184,21 @@ impl RuntimeError {
         match self {
             RuntimeError::Internal(e) => Some(e),
             _ => None,
+        }
+    }
+}
+
+impl From<CollError> for RuntimeError {
+    /// The program's failure (a mismatch between members, a root or
+    /// group size out of range), or, for what a checked program cannot
+    /// cause, an engine bug.
+    #[cold]
+    fn from(e: CollError) -> Self {
+        match e {
+            CollError::Unsupported { .. }
+            | CollError::BadTensor { .. }
+            | CollError::Internal(_) => InternalError::Collective(e).into(),
+            e => RuntimeError::Collective(Box::new(e)),
         }
     }
 }
@@ -206,6 +262,7 @@ mod tests {
             (RuntimeError::MakeChanSize, "makechan: size out of range"),
             (RuntimeError::RandNotPositive, "rand: n must be positive"),
             (RuntimeError::PermOutOfRange, "perm: n out of range"),
+            (RuntimeError::NilFuncCall, "call of nil function"),
             (RuntimeError::StackOverflow, "stack overflow"),
             (RuntimeError::Panic("boom".into()), "boom"),
             (
@@ -226,6 +283,25 @@ mod tests {
                 TensorError::LabelOutOfRange { label: 3, n: 2 }.into(),
                 "onehot: label 3 out of range [0, 2)",
             ),
+            (RuntimeError::NilComm, "collective on nil comm"),
+            (
+                RuntimeError::BroadcastRoot { root: -1, size: 4 },
+                "broadcast: root -1 out of range for group of size 4",
+            ),
+            (CollError::GroupSize.into(), "group: size out of range"),
+            (
+                CollError::RootRange { root: 5, size: 4 }.into(),
+                "broadcast: root 5 out of range for group of size 4",
+            ),
+            (
+                CollError::OpMismatch {
+                    first: "allreduce_sum",
+                    rank: 1,
+                    other: "broadcast",
+                }
+                .into(),
+                "collective mismatch: rank 0 called allreduce_sum, rank 1 called broadcast",
+            ),
         ];
         for (e, want) in cases {
             assert_eq!(e.to_string(), want);
@@ -242,5 +318,11 @@ mod tests {
         assert!(matches!(e.internal(), Some(InternalError::Spawn(_))));
         let e: RuntimeError = InternalError::LostInstruction("select").into();
         assert_eq!(e.to_string(), "select: lost its instruction");
+        let e: RuntimeError = CollError::Unsupported {
+            op: "allgather",
+            ty: "int".into(),
+        }
+        .into();
+        assert!(e.internal().is_some(), "{e:?}");
     }
 }

@@ -19,7 +19,8 @@
 //! jumps, calls and returns, list and struct ops, plain send and receive)
 //! and calls out-of-line helpers for the rare ones (select with `default`,
 //! `go`, tensor ops, `print`, timers, channel creation and closing,
-//! `rand`/`perm`) and for every failure, so the hot loop stays small.
+//! `rand`/`perm`, groups and collectives) and for every failure, so the
+//! hot loop stays small.
 //!
 //! Memory: every instruction that allocates for the program asks the run's
 //! memory ceiling (`Shared::mem`) first, with the bytes it is about to
@@ -30,17 +31,25 @@ use std::ops::ControlFlow::{self, Break, Continue};
 use std::sync::Arc;
 use std::time::Duration;
 
+use weft_chan::loom::Ordering;
 use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
+use weft_coll::{CollError, Op};
 use weft_rt::memlimit::{Ceiling, OutOfMemory};
 use weft_rt::{self as runtime, TaskEnd};
 
-use super::code::{Func, FuncId, Instr, IntOp, Pc, Program, SelCase, Slot, TensorOp};
+use super::code::{
+    CollInstr, CollOp, Func, FuncId, Instr, IntOp, LibOp, Pc, Program, SelCase, Slot, TensorOp,
+};
 use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
+use super::lib_ops;
 use super::ops::{self, kind_error};
-use super::state::{Failure, Frame, Shared, TaskState, Wait, BUDGET};
-use super::value::{ChanVal, Ty, Value, VALUE_BYTES};
+use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
+use super::stream;
+use super::value::{
+    ChanVal, Closure, CommVal, Key, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES,
+};
 
 /// Every this many budget steps a busy task lets the runtime hand a task
 /// kept waiting in this worker's LIFO slot to an idle worker
@@ -50,6 +59,9 @@ const LIFO_CHECK: u32 = 64;
 const MAX_STACK: usize = 1 << 22;
 /// The largest `perm(n)`.
 const MAX_PERM: i64 = 1 << 28;
+/// The largest group `group(n)` makes (as `perm`'s bound: past it the
+/// members alone would not fit in memory).
+const MAX_GROUP: i64 = 1 << 28;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
@@ -62,6 +74,9 @@ const CHAN_SLOT_BYTES: usize = VALUE_BYTES + 8;
 /// ... and for a pending timer (its entry, its place in the heap and the
 /// action that sends on `after`'s channel).
 pub(super) const TIMER_BYTES: usize = 128;
+/// ... and for each member of a new group (its `comm` value, its box and
+/// its share of the group's state).
+const MEMBER_BYTES: usize = VALUE_BYTES + 128;
 
 /// Runs instructions until the task ends or must await something. A plain
 /// function, so the hot loop's state lives in registers, not in the task's
@@ -76,6 +91,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
         base: base_out,
         budget,
         rng,
+        device,
     } = st;
     let Some(mut f) = prog.funcs.get(*cur as usize) else {
         return no_function(*cur);
@@ -148,9 +164,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                         if let Err(e) = sh.mem.check(2 * n) {
                             break 'run out_of_memory(f, at, e);
                         }
-                        let mut c = String::with_capacity(n);
-                        c.push_str(a);
-                        c.push_str(b);
+                        let mut c = Vec::with_capacity(n);
+                        c.extend_from_slice(a);
+                        c.extend_from_slice(b);
                         Value::Str(Arc::from(c))
                     }
                     (a, _) => break 'run fail(f, at, kind_error("concat", a)),
@@ -250,7 +266,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Send { ch, v } => {
                 let val = dup(&s!(*v));
                 match tri!(chan_ref(&s!(*ch))) {
-                    None => break 'run Wait::Nil { at },
+                    None => break 'run nil_or_far(fs, *ch, Some(val), at),
                     Some(c) => match c.try_send(val) {
                         Ok(()) => {}
                         Err(TrySendError::Closed(_)) => {
@@ -262,7 +278,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             }
             Instr::Recv { ch, out, ok, zero } => {
                 let got = match tri!(chan_ref(&s!(*ch))) {
-                    None => break 'run Wait::Nil { at },
+                    None => break 'run nil_or_far(fs, *ch, None, at),
                     Some(c) => match c.try_recv() {
                         Ok(v) => Some(v),
                         Err(TryRecvError::Closed) => None,
@@ -300,8 +316,23 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     at,
                 };
             }
-            Instr::Go { func, captures } => rare!(go_block(sh, fs, f, at, *func, captures)),
-            Instr::GoCall { func, args } => rare!(go_call(sh, fs, f, at, *func, args)),
+            Instr::Go {
+                func,
+                captures,
+                device: on,
+            } => {
+                let dev = place(sh, device, fs, *on);
+                rare!(go_block(sh, fs, f, at, *func, captures, dev))
+            }
+            Instr::GoCall {
+                func,
+                args,
+                device: on,
+            } => {
+                let dev = place(sh, device, fs, *on);
+                rare!(go_call(sh, fs, f, at, *func, args, dev))
+            }
+            Instr::Here { out } => s!(*out) = Value::str(device),
             Instr::Call { func, args, out } => {
                 let Some(g) = prog.funcs.get(*func as usize) else {
                     break 'run bug(f, at, InternalError::NoFunction(*func));
@@ -505,6 +536,88 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Perm { n, out } => rare!(perm(sh.mem, fs, rng, f, at, *n, *out)),
             Instr::Tensor { op, ins, .. } => break 'run tensor(fs, *op, ins, at),
             Instr::Point => break 'run Wait::Point { at },
+            Instr::MapNew { .. }
+            | Instr::MapGet { .. }
+            | Instr::MapSet { .. }
+            | Instr::MapDelete { .. }
+            | Instr::MapEntry { .. }
+            | Instr::Closure { .. } => rare!(map_or_closure(sh.mem, fs, f, at, instr)),
+            Instr::GoValue {
+                f: fv,
+                args,
+                device: on,
+            } => {
+                // A nil function panics first, then a device not present.
+                let (func, init) = match closure_args(fs, *fv, args, &prog.funcs) {
+                    Ok(v) => v,
+                    Err(e) => break 'run fail(f, at, e),
+                };
+                let dev = match place(sh, device, fs, *on) {
+                    Ok(d) => d,
+                    Err(e) => break 'run fail(f, at, e),
+                };
+                if let Err(e) = task_fits(sh, func) {
+                    break 'run out_of_memory(f, at, e);
+                }
+                rare!(spawn(sh, f, at, func, init, dev))
+            }
+            Instr::CallValue { f: fv, args, out } => {
+                // As `Call`, with the callee from a func value whose
+                // captured values fill its first parameters.
+                let (func, init) = match closure_args(fs, *fv, args, &prog.funcs) {
+                    Ok(v) => v,
+                    Err(e) => break 'run fail(f, at, e),
+                };
+                let Some(g) = prog.funcs.get(func as usize) else {
+                    break 'run bug(f, at, InternalError::NoFunction(func));
+                };
+                let nb = base + f.template.len();
+                let top = nb + g.template.len();
+                if top > MAX_STACK {
+                    break 'run fail(f, at, RuntimeError::StackOverflow);
+                }
+                if stack.len() < top {
+                    if let Err(e) = grow_stack(sh.mem, stack, top) {
+                        break 'run out_of_memory(f, at, e);
+                    }
+                }
+                init_frame(&mut stack[nb..top], g);
+                for (p, v) in init {
+                    put(&mut stack[nb + p as usize], v);
+                }
+                frames.push(Frame {
+                    func: *cur,
+                    pc: pc as Pc,
+                    base,
+                    ret: *out,
+                });
+                *cur = func;
+                f = g;
+                code = &f.code;
+                pc = 0;
+                base = nb;
+                fs = &mut stack[base..];
+                if spend(budget) {
+                    break 'run Wait::Yield;
+                }
+            }
+            Instr::Group { n, rings, out } => rare!(group(sh.mem, fs, f, at, *n, *rings, *out)),
+            Instr::World { out } => rare!(world(sh, fs, f, at, *out)),
+            Instr::CommInfo { comm, size, out } => rare!(comm_info(fs, f, at, *comm, *size, *out)),
+            Instr::Collective(c) => break 'run collective(fs, f, at, c),
+            Instr::Lib { op, ins, out } => rare!(lib(sh, fs, f, at, *op, ins, *out)),
+            Instr::MakeList { n, zero, out } => {
+                let n = tri!(ops::as_int(&s!(*n)));
+                s!(*out) = tri!(lib_ops::make_list(sh.mem, n, zero));
+            }
+            Instr::DecodeRune { x, i, out, width } => {
+                let (r, w) = match (&s!(*x), &s!(*i)) {
+                    (Value::Str(b), Value::Int(k)) => ops::decode_rune(b, *k as usize),
+                    (a, _) => break 'run fail(f, at, kind_error("decode_rune", a)),
+                };
+                put_int(&mut s!(*out), r as i64);
+                put_int(&mut s!(*width), w as i64);
+            }
         }
     };
     *pc_out = pc;
@@ -629,13 +742,31 @@ pub(super) fn make_chan(
     fs[out as usize] = Value::Chan(Box::new(ChanVal {
         ch: Some(Chan::new(n as usize)),
         elem: elem.clone(),
+        far: None,
     }));
     Continue(())
+}
+
+/// A send (`val`) or receive on a channel that is not here: nil (blocks
+/// forever), or another process's (docs/distributed.md).
+#[cold]
+#[inline(never)]
+fn nil_or_far(fs: &[Value], ch: Slot, val: Option<Value>, at: usize) -> Wait {
+    match (&fs[ch as usize], val) {
+        (Value::Chan(c), Some(val)) if c.far.is_some() => Wait::FarSend { ch, val, at },
+        (Value::Chan(c), None) if c.far.is_some() => Wait::FarRecv { ch, at },
+        _ => Wait::Nil { at },
+    }
 }
 
 /// `close(ch)`.
 #[inline(never)]
 fn close(fs: &[Value], f: &Func, at: usize, ch: Slot) -> ControlFlow<Wait> {
+    if let Value::Chan(c) = &fs[ch as usize] {
+        if c.ch.is_none() && c.far.is_some() {
+            return Break(Wait::FarClose { ch, at });
+        }
+    }
     match chan_ref(&fs[ch as usize]) {
         Err(e) => Break(fail(f, at, e)),
         Ok(None) => Break(fail(f, at, RuntimeError::CloseOfNil)),
@@ -709,6 +840,7 @@ pub(super) fn after(
     fs[out as usize] = Value::Chan(Box::new(ChanVal {
         ch: Some(c),
         elem: sh.int_ty.clone(),
+        far: None,
     }));
     Continue(())
 }
@@ -723,7 +855,12 @@ fn go_block(
     at: usize,
     func: FuncId,
     captures: &[Slot],
+    device: Result<Arc<str>, RuntimeError>,
 ) -> ControlFlow<Wait> {
+    let device = match device {
+        Ok(d) => d,
+        Err(e) => return Break(fail(f, at, e)),
+    };
     if let Err(e) = task_fits(sh, func) {
         return Break(out_of_memory(f, at, e));
     }
@@ -731,7 +868,37 @@ fn go_block(
         .iter()
         .map(|c| (*c, fs[*c as usize].clone()))
         .collect();
-    spawn(sh, f, at, func, init)
+    spawn(sh, f, at, func, init, device)
+}
+
+/// The device a `go` places its task on (docs/language.md, "Placement"):
+/// the parent's without `on`; for `on "auto"` the next GPU in turn, or
+/// the CPU without one; else the device named, which must be present.
+#[inline(never)]
+fn place(
+    sh: &Shared,
+    parent: &Arc<str>,
+    fs: &[Value],
+    on: Option<Slot>,
+) -> Result<Arc<str>, RuntimeError> {
+    let Some(slot) = on else {
+        return Ok(parent.clone());
+    };
+    let name = match &fs[slot as usize] {
+        Value::Str(s) => String::from_utf8_lossy(s),
+        other => return Err(RuntimeError::unexpected("go device", other)),
+    };
+    if name == "auto" {
+        let turn = sh.auto_turn.fetch_add(1, Ordering::Relaxed);
+        return Ok(Arc::from(weft_tensor::auto_device(
+            &weft_tensor::devices(),
+            turn,
+        )));
+    }
+    match weft_tensor::device::lookup(&name) {
+        Ok(_) => Ok(Arc::from(&*name)),
+        Err(_) => Err(RuntimeError::GoDeviceNotPresent(Box::from(&*name))),
+    }
 }
 
 /// `go g(args)`: a task running `func` with the arguments in its parameter
@@ -744,7 +911,12 @@ fn go_call(
     at: usize,
     func: FuncId,
     args: &[Slot],
+    device: Result<Arc<str>, RuntimeError>,
 ) -> ControlFlow<Wait> {
+    let device = match device {
+        Ok(d) => d,
+        Err(e) => return Break(fail(f, at, e)),
+    };
     let Some(g) = sh.prog.funcs.get(func as usize) else {
         return Break(bug(f, at, InternalError::NoFunction(func)));
     };
@@ -757,7 +929,7 @@ fn go_call(
         .zip(args.iter())
         .map(|(p, a)| (*p, fs[*a as usize].clone()))
         .collect();
-    spawn(sh, f, at, func, init)
+    spawn(sh, f, at, func, init, device)
 }
 
 /// Whether a new task running `func` fits under the memory ceiling: its
@@ -778,8 +950,9 @@ fn spawn(
     at: usize,
     func: FuncId,
     init: Vec<(Slot, Value)>,
+    device: Arc<str>,
 ) -> ControlFlow<Wait> {
-    match runtime::spawn((sh.spawn)(sh.clone(), func, init)) {
+    match runtime::spawn((sh.spawn)(sh.clone(), func, init, device)) {
         Ok(_) => Continue(()),
         Err(e) => Break(fail(f, at, RuntimeError::spawn(e))),
     }
@@ -814,7 +987,7 @@ fn to_str(mem: Ceiling, v: &Value) -> Result<Value, RuntimeError> {
     if !v.write_within(&mut s, mem.headroom() / 3) {
         return Err(mem.exceeded().into());
     }
-    Ok(Value::Str(Arc::from(s)))
+    Ok(Value::Str(Arc::from(s.into_bytes())))
 }
 
 /// `rand(n)`: an int in `[0, n)`.
@@ -865,10 +1038,294 @@ pub(super) fn perm(
     Continue(())
 }
 
+/// The callee of a call through the func value in slot `fv`, and the
+/// values of its parameter slots: the captured values, then `args`.
+fn closure_args(
+    fs: &[Value],
+    fv: Slot,
+    args: &[Slot],
+    funcs: &[Func],
+) -> Result<(FuncId, Vec<(Slot, Value)>), RuntimeError> {
+    let c = match &fs[fv as usize] {
+        Value::Func(Some(c)) => c.clone(),
+        Value::Func(None) => return Err(RuntimeError::NilFuncCall),
+        other => return Err(kind_error("call", other)),
+    };
+    let g = funcs
+        .get(c.func as usize)
+        .ok_or(InternalError::NoFunction(c.func))?;
+    let vals = c
+        .captures
+        .iter()
+        .cloned()
+        .chain(args.iter().map(|a| fs[*a as usize].clone()));
+    Ok((c.func, g.params.iter().copied().zip(vals).collect()))
+}
+
+/// The map instructions and `Closure`, out of line. A map is copied on
+/// write (`Arc::make_mut`): the copy of a shared map, and the growth of a
+/// map's table, are charged to the memory ceiling first.
+#[inline(never)]
+fn map_or_closure(
+    mem: Ceiling,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    instr: &Instr,
+) -> ControlFlow<Wait> {
+    match map_op(mem, fs, instr) {
+        Ok(()) => Continue(()),
+        Err(e) => Break(fail(f, at, e)),
+    }
+}
+
+/// A library builtin (`lib_ops`), or `tick` and `lines`, which start
+/// work on the runtime (`stream`).
+#[inline(never)]
+fn lib(
+    sh: &Arc<Shared>,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    op: LibOp,
+    ins: &[Slot],
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let r = match op {
+        LibOp::Tick => match ins.first().map(|s| &fs[*s as usize]) {
+            Some(v) => ops::millis(v).and_then(|ms| stream::tick(sh, duration(ms))),
+            None => Err(RuntimeError::unexpected("tick", &op)),
+        },
+        LibOp::Lines => match ins.first().map(|s| &fs[*s as usize]) {
+            Some(Value::Str(p)) => stream::lines(sh, p, f.locs.get(at).cloned()),
+            other => Err(RuntimeError::unexpected("lines", &other)),
+        },
+        _ => lib_ops::run(sh.mem, op, fs, ins),
+    };
+    match r {
+        Ok(v) => {
+            fs[out as usize] = v;
+            Continue(())
+        }
+        Err(e) => Break(fail(f, at, e)),
+    }
+}
+
+/// The map `x` holds, writable: a copy when shared.
+fn map_mut(mem: Ceiling, m: &mut Value) -> Result<&mut MapVal, RuntimeError> {
+    let Value::Map(arc) = m else {
+        return Err(kind_error("map", m));
+    };
+    if Arc::strong_count(arc) > 1 || Arc::weak_count(arc) > 0 {
+        mem.check(arc.entries.capacity() * MAP_ENTRY_BYTES)?;
+    }
+    Ok(Arc::make_mut(arc))
+}
+
+/// Inserts `k: v`, charging a growth of the table to the ceiling.
+fn map_insert(mem: Ceiling, m: &mut MapVal, k: Value, v: Value) -> Result<(), RuntimeError> {
+    let key = Key(k);
+    if let Some(slot) = m.entries.get_mut(&key) {
+        *slot = v;
+        return Ok(());
+    }
+    let n = m.entries.len();
+    if n == m.entries.capacity() {
+        mem.check((n.max(4)) * MAP_ENTRY_BYTES)?;
+    }
+    m.entries.insert(key, v);
+    Ok(())
+}
+
+fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeError> {
+    match instr {
+        Instr::MapNew { keys, vals, out } => {
+            let mut m = MapVal::default();
+            for (k, v) in keys.iter().zip(vals.iter()) {
+                let (k, v) = (fs[*k as usize].clone(), fs[*v as usize].clone());
+                map_insert(mem, &mut m, k, v)?;
+            }
+            fs[*out as usize] = Value::Map(Arc::new(m));
+        }
+        Instr::MapGet {
+            x,
+            k,
+            out,
+            ok,
+            zero,
+        } => {
+            let Value::Map(m) = &fs[*x as usize] else {
+                return Err(kind_error("map", &fs[*x as usize]));
+            };
+            let found = m.entries.get(&Key(fs[*k as usize].clone())).cloned();
+            let present = found.is_some();
+            if let Some(o) = out {
+                fs[*o as usize] = found.unwrap_or_else(|| zero.clone());
+            }
+            if let Some(o) = ok {
+                fs[*o as usize] = Value::Bool(present);
+            }
+        }
+        Instr::MapSet { x, k, v, out } => {
+            let (key, val) = (fs[*k as usize].clone(), fs[*v as usize].clone());
+            let mut m = take_or_clone(fs, *x, *out);
+            map_insert(mem, map_mut(mem, &mut m)?, key, val)?;
+            fs[*out as usize] = m;
+        }
+        Instr::MapDelete { x, k, out } => {
+            let key = Key(fs[*k as usize].clone());
+            let mut m = take_or_clone(fs, *x, *out);
+            let present = matches!(&m, Value::Map(a) if a.entries.contains_key(&key));
+            if present {
+                map_mut(mem, &mut m)?.entries.swap_remove(&key);
+            }
+            fs[*out as usize] = m;
+        }
+        Instr::MapEntry { x, i, key, val } => {
+            let Value::Map(m) = &fs[*x as usize] else {
+                return Err(kind_error("map", &fs[*x as usize]));
+            };
+            let n = ops::as_int(&fs[*i as usize])?;
+            let len = m.entries.len();
+            let Some((k, v)) = usize::try_from(n).ok().and_then(|n| m.entries.get_index(n)) else {
+                return Err(RuntimeError::IndexOutOfRange { index: n, len });
+            };
+            let (k, v) = (k.0.clone(), v.clone());
+            if let Some(o) = key {
+                fs[*o as usize] = k;
+            }
+            if let Some(o) = val {
+                fs[*o as usize] = v;
+            }
+        }
+        Instr::Closure { func, caps, out } => {
+            mem.check(caps.len() * VALUE_BYTES + 32)?;
+            let captures = caps.iter().map(|c| fs[*c as usize].clone()).collect();
+            fs[*out as usize] = Value::Func(Some(Arc::new(Closure {
+                func: *func,
+                captures,
+            })));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// A tensor op: leaves `step` with its operands, for `run_task` to run
 /// the kernel (which may go to the compute pool or a device).
 #[inline(never)]
 fn tensor(fs: &[Value], op: TensorOp, ins: &[Slot], at: usize) -> Wait {
     let args: Vec<Value> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
     Wait::Tensor { op, args, at }
+}
+
+/// `group(n)`: a new group of `n` members, as a `[]comm` in rank order.
+#[inline(never)]
+fn group(
+    mem: Ceiling,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    n: Slot,
+    rings: u32,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let n = match ops::as_int(&fs[n as usize]) {
+        Ok(n) => n,
+        Err(e) => return Break(fail(f, at, e)),
+    };
+    if !(1..=MAX_GROUP).contains(&n) {
+        return Break(fail(f, at, CollError::GroupSize.into()));
+    }
+    let n = n as usize;
+    if let Err(e) = mem.check(n.saturating_mul(MEMBER_BYTES)) {
+        return Break(out_of_memory(f, at, e));
+    }
+    // The progress hook lets members woken to share a large reduction's
+    // chunks reach idle workers (docs/collectives.md).
+    let tuning = weft_coll::Tuning {
+        progress: Some(runtime::release_lifo),
+        ..weft_coll::Tuning::default()
+    };
+    match weft_coll::group_tuned::<Value>(n, rings as usize, tuning) {
+        Ok(members) => {
+            let comms = members
+                .into_iter()
+                .map(|m| Value::Comm(Some(Box::new(CommVal::Group(m)))));
+            fs[out as usize] = Value::list(comms.collect());
+            Continue(())
+        }
+        Err(e) => Break(fail(f, at, e.into())),
+    }
+}
+
+/// `world()`: the run's member of the group of all processes.
+#[inline(never)]
+fn world(sh: &Shared, fs: &mut [Value], f: &Func, at: usize, out: Slot) -> ControlFlow<Wait> {
+    match &sh.world {
+        Some(m) => {
+            fs[out as usize] = Value::Comm(Some(Box::new(m.clone())));
+            Continue(())
+        }
+        None => Break(bug(f, at, InternalError::Collective(CollError::GroupSize))),
+    }
+}
+
+/// `rank(c)` or `size(c)`.
+#[inline(never)]
+fn comm_info(
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    comm: Slot,
+    size: bool,
+    out: Slot,
+) -> ControlFlow<Wait> {
+    let n = match &fs[comm as usize] {
+        Value::Comm(Some(m)) if size => m.size(),
+        Value::Comm(Some(m)) => m.rank(),
+        Value::Comm(None) => return Break(fail(f, at, RuntimeError::NilComm)),
+        other => return Break(fail(f, at, kind_error("comm", other))),
+    };
+    fs[out as usize] = Value::Int(n as i64);
+    Continue(())
+}
+
+/// A collective: checks the comm (nil panics) and `broadcast`'s root here,
+/// with the op's location, then leaves `step` for `run_task` to wait for
+/// the group (the value is cloned: a list or tensor shares its storage).
+#[inline(never)]
+fn collective(fs: &[Value], f: &Func, at: usize, c: &CollInstr) -> Wait {
+    let comm = match &fs[c.comm as usize] {
+        Value::Comm(Some(m)) => (**m).clone(),
+        Value::Comm(None) => return fail(f, at, RuntimeError::NilComm),
+        other => return fail(f, at, kind_error("comm", other)),
+    };
+    let op = match c.op {
+        CollOp::AllReduce(r) => Op::AllReduce(r),
+        CollOp::AllGather => Op::AllGather,
+        CollOp::Barrier => Op::Barrier,
+        CollOp::Broadcast => {
+            let root = match c.root.map(|r| ops::as_int(&fs[r as usize])) {
+                Some(Ok(r)) => r,
+                Some(Err(e)) => return fail(f, at, e),
+                None => return bug(f, at, InternalError::LostInstruction("broadcast root")),
+            };
+            let size = comm.size();
+            match usize::try_from(root) {
+                Ok(r) if r < size => Op::Broadcast { root: r },
+                _ => return fail(f, at, RuntimeError::BroadcastRoot { root, size }),
+            }
+        }
+    };
+    let call = CollWait {
+        comm,
+        op,
+        ty: c.ty.clone(),
+        x: c.x.map(|x| fs[x as usize].clone()),
+    };
+    Wait::Collective {
+        call: Box::new(call),
+        at,
+    }
 }

@@ -16,6 +16,8 @@
 //! | `code.rs`         | the instruction set: instructions over frame slots       | `value`                    |
 //! | `ops.rs`          | pure operations on values and their failures             | `code`, `value`, `error`   |
 //! | `tensor_ops.rs`   | tensor builtins and operators                            | `code`, `value`, `error`   |
+//! | `sprintf.rs`      | `sprintf`: Go's `fmt.Sprintf` verbs and error forms      | `value`, `ops`             |
+//! | `lib_ops.rs`      | numbers, strings, lists and files builtins               | `code`, `value`, `error`, `ops`, `sprintf` |
 //! | `frame.rs`        | frame helpers: copies without drop glue, callee frames   | `code`, `value`            |
 //! | `peephole.rs`     | superinstructions, rewritten in place                    | `code`, `value`            |
 //! | `lower_emit.rs`   | the lowering's emitter and state, `LowerError`           | `code`, `value`, `peephole` |
@@ -23,10 +25,13 @@
 //! | `lower_select.rs` | a `select` op → its cases and blocks                     | `code`, `value`, `lower_emit` |
 //! | `lower.rs`        | `ProgramDesc` → instructions: slots, blocks, control flow | `code`, `value`, `lower_emit`, `lower_ops`, `lower_select` |
 //! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output` |
+//! | `stream.rs`       | `tick` and `lines`: channels filled by the runtime's timers and poller | `value`, `error`, `ops`, `state`, `lib_ops` |
 //! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
-//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `frame`, `state`, `complete` |
+//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `lib_ops`, `stream`, `frame`, `state`, `complete` |
 //! | `control.rs`      | the test-mode half: scheduling points of a controlled run (`weft test`), its `select`, `rand`, `perm` | `code`, `value`, `error`, `state`, `complete`, `exec` |
-//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `state`, `complete`, `exec`, `control` |
+//! | `coll_ops.rs`     | collectives: values to `weft_coll`'s data and back, tensors without copies | `code`, `value`, `error`, `tensor_ops` |
+//! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `coll_ops`, `state`, `complete`, `exec`, `control`, `xproc` |
+//! | `xproc.rs`        | several processes: values as bytes, served and remote channels, `world()`'s collectives, the `Host` | `code`, `value`, `error`, `tensor_ops` |
 //! | `report.rs`       | `RunOutcome`, and its stderr text and exit code          | `error`                    |
 //! | `lib.rs`          | `run_program`: verify, lower, run; the public API        | everything                 |
 //!
@@ -37,12 +42,14 @@
 //! design.
 
 mod code;
+mod coll_ops;
 mod complete;
 mod control;
 mod error;
 mod exec;
 mod fmt_float;
 mod frame;
+mod lib_ops;
 mod lower;
 mod lower_emit;
 mod lower_ops;
@@ -51,17 +58,20 @@ mod ops;
 mod output;
 mod peephole;
 mod report;
+mod sprintf;
 mod state;
+mod stream;
 mod task;
 mod tensor_ops;
 mod value;
+mod xproc;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use weft_chan::loom::Mutex;
+use weft_chan::loom::{AtomicUsize, Mutex};
 use weft_ir::pb::ProgramDesc;
 
 use weft_rt::memlimit::Ceiling;
@@ -73,9 +83,12 @@ pub use fmt_float::format_float;
 pub use lower::{lower, lower_for_tests, LowerError};
 pub use report::{render_outcome, Report, RunOutcome, EXIT_INTERNAL};
 pub use value::{Ty, Value};
+pub use xproc::ProcHost;
 
 use output::Output;
 use state::{InternalFailure, Shared, TestState};
+use value::CommVal;
+use weft_mpi::{End, World};
 
 /// How to run a program.
 #[derive(Clone, Debug)]
@@ -100,6 +113,49 @@ pub struct RunConfig {
     /// is refused. Each run has its own: runs at once in one process (tests)
     /// do not share it.
     pub max_memory: Option<usize>,
+    /// A tensor op with no kernel on its device panics (naming the op and
+    /// the device) instead of running on the host (`--strict-placement`,
+    /// docs/language.md, "Placement").
+    pub strict_placement: bool,
+    /// This process's place in a program of several (docs/distributed.md):
+    /// `None` runs alone, as rank 0 of 1. The `weft` command joins what
+    /// `mpirun` started ([`join_processes`]); tests join simulated
+    /// processes (`weft_mpi::in_memory`).
+    pub joined: Option<Joined>,
+}
+
+/// One process of a program of several: its member of `world()`, and the
+/// host through which the world ends its run.
+#[derive(Clone)]
+pub struct Joined {
+    pub world: World,
+    pub host: Arc<ProcHost>,
+}
+
+impl std::fmt::Debug for Joined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Joined(rank {} of {})",
+            self.world.rank(),
+            self.world.size()
+        )
+    }
+}
+
+/// Joins the processes `mpirun` started (built with `--features mpi`):
+/// `None` when this process runs alone. A binary built without MPI but
+/// started by `mpirun` warns on stderr and runs alone.
+pub fn join_processes() -> Result<Option<Joined>, String> {
+    if let Some(w) = weft_mpi::not_built_warning() {
+        eprintln!("weft: warning: {w}");
+    }
+    let host = Arc::new(ProcHost::default());
+    match weft_mpi::launch(host.clone()) {
+        Ok(world) if world.is_distributed() => Ok(Some(Joined { world, host })),
+        Ok(_) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 impl Default for RunConfig {
@@ -112,6 +168,8 @@ impl Default for RunConfig {
             capture: false,
             max_tasks: None,
             max_memory: None,
+            strict_placement: false,
+            joined: None,
         }
     }
 }
@@ -120,6 +178,9 @@ impl Default for RunConfig {
 #[derive(Debug)]
 pub struct RunResult {
     pub outcome: RunOutcome,
+    /// This process's rank when several processes run (a panic report's
+    /// lines then start with `[rank R] `: [`render_result`]).
+    pub rank: Option<usize>,
     /// The program's output when `RunConfig::capture` was set (else empty).
     pub output: Vec<u8>,
 }
@@ -163,6 +224,12 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         mem: Ceiling::new(cfg.max_memory),
         task_bytes: task::task_bytes(),
         test: None,
+        strict_placement: cfg.strict_placement,
+        auto_turn: AtomicUsize::new(0),
+        world: match &cfg.joined {
+            Some(j) => Some(CommVal::World(xproc::procs(j.world.clone()))),
+            None => world_of_one(),
+        },
     });
     let rt = Runtime::new(runtime::Config {
         workers: cfg.workers.max(1),
@@ -174,16 +241,87 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         let sh = sh.clone();
         Arc::new(move |site| state::site_loc(&sh.prog, site))
     });
-    let outcome = rt.run(task::task(sh.clone(), entry, Vec::new()));
+    let main = task::task(sh.clone(), entry, Vec::new(), Arc::from("cpu"));
+    let outcome = match &cfg.joined {
+        None => rt.run(main),
+        Some(j) => {
+            // One process of several: the runtime tells the world's
+            // deadlock detector when every task is blocked, and the program
+            // ends when every process's main has returned.
+            let (host, world) = (j.host.clone(), j.world.clone());
+            rt.with_quiescence(Arc::new(xproc::Quiet(world.clone())))
+                .run(async move {
+                    if let Some(c) = runtime::run_control() {
+                        host.set_control(c);
+                    }
+                    let end = main.await;
+                    if end == runtime::TaskEnd::Returned {
+                        world.main_returned();
+                        std::future::pending::<()>().await;
+                    }
+                    end
+                })
+        }
+    };
     sh.out.flush();
     // An engine bug ends the run as a panic would; it is reported as what
     // it is, whatever else the runtime saw.
-    let outcome = match sh.internal.lock().take() {
+    let mut outcome = match sh.internal.lock().take() {
         Some(InternalFailure { task, error, loc }) => RunOutcome::Internal { task, error, loc },
         None => outcome.into(),
     };
+    if let Some(j) = &cfg.joined {
+        match j.host.ended() {
+            // This process ended the program (a panic, `exit`, an engine
+            // bug): every other process ends with its exit code.
+            None => j.world.abort(render_outcome(&outcome).code),
+            Some(End::Deadlock {
+                report: Some(lines),
+            }) => outcome = RunOutcome::WorldDeadlock(lines),
+            Some(End::Deadlock { report: None }) => outcome = RunOutcome::Exit(2),
+            Some(End::Finished | End::Abort { .. }) => {}
+        }
+        if let Err(e) = j.world.finish() {
+            eprintln!("weft: {e}");
+        }
+    }
     let output = std::mem::take(&mut *capture.lock());
-    Ok(RunResult { outcome, output })
+    let rank = cfg
+        .joined
+        .as_ref()
+        .filter(|j| j.world.size() > 1)
+        .map(|j| j.world.rank());
+    Ok(RunResult {
+        outcome,
+        rank,
+        output,
+    })
+}
+
+/// `world()` of a run that is the only process: the one member of a group
+/// of 1 (`None` only if the group could not be made, an engine bug).
+fn world_of_one() -> Option<CommVal> {
+    weft_coll::group(1, weft_ir::registry::DEFAULT_RINGS as usize)
+        .ok()
+        .and_then(|g| g.into_iter().next())
+        .map(CommVal::Group)
+}
+
+/// The stderr text and exit code of a run: [`render_outcome`], with
+/// `[rank R] ` before each line of a panic report when several processes
+/// run (docs/language.md, "Several processes").
+pub fn render_result(r: &RunResult) -> Report {
+    let mut rep = render_outcome(&r.outcome);
+    if let (Some(rank), RunOutcome::Panic { .. } | RunOutcome::Internal { .. }) =
+        (r.rank, &r.outcome)
+    {
+        rep.stderr = rep
+            .stderr
+            .lines()
+            .map(|l| format!("[rank {rank}] {l}\n"))
+            .collect();
+    }
+    rep
 }
 
 /// How to run one schedule of a test (`weft test`).
@@ -233,6 +371,9 @@ pub fn run_test(
         internal: Mutex::new(None),
         mem: Ceiling::new(cfg.max_memory),
         task_bytes: task::task_bytes(),
+        strict_placement: false,
+        auto_turn: AtomicUsize::new(0),
+        world: world_of_one(),
         test: Some(TestState::default()),
     });
     let rt = Runtime::new(runtime::Config {
@@ -246,7 +387,7 @@ pub fn run_test(
         Arc::new(move |site| state::site_loc(&sh.prog, site))
     });
     let run = rt.run_controlled(
-        task::task(sh.clone(), test, Vec::new()),
+        task::task(sh.clone(), test, Vec::new(), Arc::from("cpu")),
         chooser,
         &cfg.limits,
     );

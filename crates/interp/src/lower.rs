@@ -437,8 +437,14 @@ impl<'p> Emitter<'_, 'p> {
             "go" => {
                 let b = self.need_block(op, "block")?;
                 let captures = self.ins_slots(op, "Captures")?;
+                let device = self.opt_in(op, "Device")?;
                 let id = self.reserve_go(b);
-                self.push(Instr::Go { func: id, captures }, Some(op));
+                let go = Instr::Go {
+                    func: id,
+                    captures,
+                    device,
+                };
+                self.push(go, Some(op));
             }
             _ => return self.emit_data_op(op),
         }

@@ -133,6 +133,7 @@ impl<'p> Cx<'p> {
                 _ => Err(LowerError::BadType(format!("scalar {s}"))),
             },
             Some(Kind::Tensor(_)) => Ok(Ty::Tensor),
+            Some(Kind::Comm(_)) => Ok(Ty::Comm),
             Some(Kind::Chan(e)) => Ok(Ty::Chan(Arc::new(self.ty(e)?))),
             Some(Kind::List(e)) => Ok(Ty::List(Arc::new(self.ty(e)?))),
             Some(Kind::StructName(n)) => match self.struct_ids.get(n.as_str()) {
@@ -142,6 +143,11 @@ impl<'p> Cx<'p> {
                 }),
                 None => Err(LowerError::UnknownStruct(n.clone())),
             },
+            Some(Kind::Map(m)) => match (&m.key, &m.value) {
+                (Some(k), Some(v)) => Ok(Ty::Map(Arc::new(self.ty(k)?), Arc::new(self.ty(v)?))),
+                _ => Err(LowerError::BadType("map without key or value type".into())),
+            },
+            Some(Kind::Func(_)) => Ok(Ty::Func(Arc::from(t.to_string()))),
             None => Err(LowerError::BadType("no kind".into())),
         }
     }

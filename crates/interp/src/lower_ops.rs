@@ -3,13 +3,15 @@
 //! `add` on ints, floats, strings and tensors becomes four different
 //! instructions and nothing is decided by type while running.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use weft_coll::Reduce;
 use weft_ir::{pb, registry};
 
-use super::code::{CmpKind, CmpOp, FloatOp, Instr, IntOp, TensorOp};
+use super::code::{CmpKind, CmpOp, CollInstr, CollOp, FloatOp, Instr, IntOp, LibOp, TensorOp};
 use super::lower_emit::{attr, bad, Emitter, LowerError};
-use super::value::{zero_value, Ty, Value};
+use super::value::{zero_value, Closure, Ty, Value};
 
 impl<'p> Emitter<'_, 'p> {
     pub(super) fn emit_data_op(&mut self, op: &'p pb::OpDesc) -> Result<(), LowerError> {
@@ -194,6 +196,10 @@ impl<'p> Emitter<'_, 'p> {
             "go_call" => Instr::GoCall {
                 func: self.func_id(op)?,
                 args: self.ins_slots(op, "Args")?,
+                device: self.opt_in(op, "Device")?,
+            },
+            "here" => Instr::Here {
+                out: self.out1(op, "Out")?,
             },
             "call" => Instr::Call {
                 func: self.func_id(op)?,
@@ -202,6 +208,64 @@ impl<'p> Emitter<'_, 'p> {
             },
             "return" => Instr::Ret {
                 val: self.opt_in(op, "Value")?,
+            },
+            "map_new" => Instr::MapNew {
+                keys: self.ins_slots(op, "Keys")?,
+                vals: self.ins_slots(op, "Values")?,
+                out: self.out1(op, "Out")?,
+            },
+            "map_get" => {
+                let zero = match self.in_ty(op, "X")? {
+                    Ty::Map(_, v) => zero_value(&v, &self.cx.structs)?,
+                    _ => return Err(bad(op, "X is not a map".into())),
+                };
+                Instr::MapGet {
+                    x: self.in1(op, "X")?,
+                    k: self.in1(op, "Key")?,
+                    out: self.opt_out(op, "Out")?,
+                    ok: self.opt_out(op, "Ok")?,
+                    zero,
+                }
+            }
+            "map_set" => Instr::MapSet {
+                x: self.in1(op, "X")?,
+                k: self.in1(op, "Key")?,
+                v: self.in1(op, "Value")?,
+                out: self.out1(op, "Out")?,
+            },
+            "map_delete" => Instr::MapDelete {
+                x: self.in1(op, "X")?,
+                k: self.in1(op, "Key")?,
+                out: self.out1(op, "Out")?,
+            },
+            "map_entry" => Instr::MapEntry {
+                x: self.in1(op, "X")?,
+                i: self.in1(op, "Index")?,
+                key: self.opt_out(op, "Key")?,
+                val: self.opt_out(op, "Value")?,
+            },
+            // A named function as a value is a constant closure.
+            "func_ref" => Instr::Const {
+                out: self.out1(op, "Out")?,
+                val: Value::Func(Some(Arc::new(Closure {
+                    func: self.func_id(op)?,
+                    captures: Box::default(),
+                }))),
+            },
+            "closure" => Instr::Closure {
+                func: self.func_id(op)?,
+                caps: self.ins_slots(op, "Captures")?,
+                out: self.out1(op, "Out")?,
+            },
+            "call_value" => Instr::CallValue {
+                f: self.in1(op, "F")?,
+                args: self.ins_slots(op, "Args")?,
+                out: self.opt_out(op, "Out")?,
+            },
+            "go_value" => Instr::GoValue {
+                f: self.in1(op, "F")?,
+                args: self.ins_slots(op, "Args")?,
+                device: self.opt_in(op, "Device")?,
             },
             "print" => Instr::Print {
                 args: self.ins_slots(op, "Args")?,
@@ -230,8 +294,48 @@ impl<'p> Emitter<'_, 'p> {
                 n: self.in1(op, "N")?,
                 out: self.out1(op, "Out")?,
             },
+            "c_group" => {
+                let rings = match attr(op, registry::RINGS_ATTR) {
+                    Some(pb::attr::Value::I(r)) => u32::try_from(*r).ok().filter(|r| *r >= 1),
+                    _ => None,
+                };
+                Instr::Group {
+                    n: self.in1(op, "N")?,
+                    rings: rings.ok_or_else(|| bad(op, "rings is not a positive u32".into()))?,
+                    out: self.out1(op, "Out")?,
+                }
+            }
+            "c_world" => Instr::World {
+                out: self.out1(op, "Out")?,
+            },
+            "c_rank" | "c_size" => Instr::CommInfo {
+                comm: self.in1(op, "Comm")?,
+                size: t == "c_size",
+                out: self.out1(op, "Out")?,
+            },
+            "c_allreduce_sum" | "c_allreduce_max" | "c_allreduce_min" | "c_allreduce_prod"
+            | "c_broadcast" | "c_allgather" | "c_barrier" => self.collective(op, t)?,
+            "make_list" => {
+                let zero = match self.out_ty(op, "Out")? {
+                    Some(Ty::List(e)) => zero_value(&e, &self.cx.structs)?,
+                    _ => return Err(bad(op, "Out is not a list".into())),
+                };
+                Instr::MakeList {
+                    n: self.in1(op, "N")?,
+                    zero,
+                    out: self.out1(op, "Out")?,
+                }
+            }
+            "decode_rune" => Instr::DecodeRune {
+                x: self.in1(op, "X")?,
+                i: self.in1(op, "Index")?,
+                out: self.out1(op, "Out")?,
+                width: self.out1(op, "Width")?,
+            },
+            "exp" | "log" if self.in_ty(op, "X")? == Ty::Float => self.lib_builtin(op, t)?,
             other => match TensorOp::from_name(other) {
                 Some(top) => self.tensor_builtin(op, top)?,
+                None if LibOp::from_op(other).is_some() => self.lib_builtin(op, other)?,
                 None => return Err(LowerError::UnknownOp(other.to_string())),
             },
         };
@@ -322,10 +426,64 @@ impl<'p> Emitter<'_, 'p> {
             .ok_or_else(|| LowerError::UnknownField(info.name.to_string(), name.clone()))
     }
 
+    /// A collective op (`c_allreduce_*`, `c_broadcast`, `c_allgather`,
+    /// `c_barrier`), with its value's type named for mismatch messages.
+    fn collective(&self, op: &'p pb::OpDesc, t: &str) -> Result<Instr, LowerError> {
+        let cop = match t {
+            "c_allreduce_sum" => CollOp::AllReduce(Reduce::Sum),
+            "c_allreduce_max" => CollOp::AllReduce(Reduce::Max),
+            "c_allreduce_min" => CollOp::AllReduce(Reduce::Min),
+            "c_allreduce_prod" => CollOp::AllReduce(Reduce::Prod),
+            "c_broadcast" => CollOp::Broadcast,
+            "c_allgather" => CollOp::AllGather,
+            _ => CollOp::Barrier,
+        };
+        let (x, out, ty) = if cop == CollOp::Barrier {
+            (None, None, Cow::Borrowed(""))
+        } else {
+            let ty = match self.in_ty(op, "X")? {
+                Ty::Int => Cow::Borrowed("int"),
+                Ty::Float => Cow::Borrowed("float"),
+                Ty::Bool => Cow::Borrowed("bool"),
+                Ty::Str => Cow::Borrowed("string"),
+                Ty::Tensor => Cow::Borrowed("tensor"),
+                Ty::Comm => Cow::Borrowed("comm"),
+                other => Cow::Owned(other.to_string()),
+            };
+            let x = self.in1(op, "X")?;
+            (Some(x), Some(self.out1(op, "Out")?), ty)
+        };
+        let root = match cop {
+            CollOp::Broadcast => Some(self.in1(op, "Root")?),
+            _ => None,
+        };
+        Ok(Instr::Collective(Box::new(CollInstr {
+            op: cop,
+            comm: self.in1(op, "Comm")?,
+            x,
+            root,
+            out,
+            ty,
+        })))
+    }
+
     /// A tensor builtin: the inputs of its registry slots, in argument
     /// order (variadic slots, like `get`'s `Indices`, spread out); one
     /// output `Out` (possibly `_`).
     fn tensor_builtin(&self, op: &'p pb::OpDesc, top: TensorOp) -> Result<Instr, LowerError> {
+        let ins = self.registry_ins(op)?;
+        Ok(Instr::Tensor {
+            op: top,
+            ins,
+            out: self.out1(op, "Out")?,
+        })
+    }
+}
+
+impl<'p> Emitter<'_, 'p> {
+    /// The inputs of `op` in its registry slots' order, variadic slots
+    /// spread out: the operands of tensor and library builtins.
+    fn registry_ins(&self, op: &'p pb::OpDesc) -> Result<Box<[crate::code::Slot]>, LowerError> {
         let spec =
             registry::lookup(&op.r#type).ok_or_else(|| LowerError::UnknownOp(op.r#type.clone()))?;
         let mut ins = Vec::new();
@@ -334,9 +492,17 @@ impl<'p> Emitter<'_, 'p> {
                 ins.push(self.vars.slot(a)?);
             }
         }
-        Ok(Instr::Tensor {
-            op: top,
-            ins: ins.into_boxed_slice(),
+        Ok(ins.into_boxed_slice())
+    }
+
+    /// A library builtin: its inputs in the registry's slot order
+    /// (variadic slots spread out); its one output `Out`, or the junk slot.
+    fn lib_builtin(&self, op: &'p pb::OpDesc, name: &str) -> Result<Instr, LowerError> {
+        let lop = LibOp::from_op(name).ok_or_else(|| LowerError::UnknownOp(name.to_string()))?;
+        let ins = self.registry_ins(op)?;
+        Ok(Instr::Lib {
+            op: lop,
+            ins,
             out: self.out1(op, "Out")?,
         })
     }
@@ -351,7 +517,7 @@ pub(super) fn const_value(op: &pb::OpDesc, oty: Option<&Ty>) -> Result<Value, Lo
         (A::I(i), Some(Ty::Float)) => Value::Float(*i as f64),
         (A::I(i), _) => Value::Int(*i),
         (A::F(f), _) => Value::Float(*f),
-        (A::S(s), _) => Value::Str(Arc::from(s.as_str())),
+        (A::S(s), _) => Value::str(s),
         (A::B(b), _) => Value::Bool(*b),
         _ => return Err(bad(op, "value is not a scalar".into())),
     })

@@ -106,9 +106,10 @@ pub fn to_int(v: &Value) -> Result<Value, RuntimeError> {
         Value::Int(i) => *i,
         Value::Float(f) => float_to_int(*f)?,
         Value::Bool(b) => *b as i64,
-        Value::Str(s) => s
-            .parse::<i64>()
-            .map_err(|_| RuntimeError::InvalidInt(Box::from(&**s)))?,
+        Value::Str(s) => std::str::from_utf8(s)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+            .ok_or_else(|| RuntimeError::InvalidInt(lossy(s)))?,
         other => return Err(kind_error("int", other)),
     }))
 }
@@ -127,11 +128,60 @@ pub fn to_float(v: &Value) -> Result<Value, RuntimeError> {
     Ok(Value::Float(match v {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
-        Value::Str(s) => s
-            .parse::<f64>()
-            .map_err(|_| RuntimeError::InvalidFloat(Box::from(&**s)))?,
+        Value::Str(s) => std::str::from_utf8(s)
+            .ok()
+            .and_then(parse_float)
+            .ok_or_else(|| RuntimeError::InvalidFloat(lossy(s)))?,
         other => return Err(kind_error("float", other)),
     }))
+}
+
+/// A string's bytes as text for a message (U+FFFD for bytes that are
+/// not UTF-8).
+pub fn lossy(s: &[u8]) -> Box<str> {
+    String::from_utf8_lossy(s).into()
+}
+
+/// `float(s)`: a decimal number as Go's `strconv.ParseFloat` reads it
+/// (digits with `_` between them are not accepted), also `inf`,
+/// `+Inf`, `-infinity` and `NaN` in any case.
+fn parse_float(t: &str) -> Option<f64> {
+    let body = t.strip_prefix(['+', '-']).unwrap_or(t);
+    let word = body.to_ascii_lowercase();
+    if matches!(word.as_str(), "inf" | "infinity" | "nan") {
+        return t.parse().ok();
+    }
+    // Rust also reads "infinity" spelt other ways; Go's grammar is digits,
+    // one point and an exponent.
+    if !body
+        .bytes()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
+        return None;
+    }
+    t.parse().ok()
+}
+
+/// The character at byte `i` of `s` and its width, as Go's
+/// `utf8.DecodeRune`: a byte that does not start a valid encoding (or an
+/// encoding cut short) is U+FFFD of width 1.
+pub fn decode_rune(s: &[u8], i: usize) -> (u32, usize) {
+    let Some(&b0) = s.get(i) else {
+        return (0xFFFD, 0);
+    };
+    if b0 < 0x80 {
+        return (b0 as u32, 1);
+    }
+    let w = match b0 {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return (0xFFFD, 1),
+    };
+    match s.get(i..i + w).and_then(|b| std::str::from_utf8(b).ok()) {
+        Some(t) => (t.chars().next().map_or(0xFFFD, |c| c as u32), w),
+        None => (0xFFFD, 1),
+    }
 }
 
 fn check_index(i: i64, len: usize) -> Result<usize, RuntimeError> {
@@ -146,9 +196,9 @@ pub fn index(x: &Value, i: &Value, byte_str: bool) -> Result<Value, RuntimeError
     match x {
         Value::List(l) => Ok(l[check_index(i, l.len())?].clone()),
         Value::Str(s) => {
-            let b = s.as_bytes()[check_index(i, s.len())?];
+            let b = s[check_index(i, s.len())?];
             if byte_str {
-                Ok(Value::str(&String::from_utf8_lossy(&[b])))
+                Ok(Value::bytes(&[b]))
             } else {
                 Ok(Value::Int(b as i64))
             }
@@ -211,11 +261,11 @@ pub fn slice(
             }
         }
         Value::Str(s) => {
-            mem.check(hi - lo)?;
-            match s.get(lo..hi) {
-                Some(sub) => Value::str(sub),
-                None => Value::str(&String::from_utf8_lossy(&s.as_bytes()[lo..hi])),
+            if lo == 0 && hi == len {
+                return Ok(x.clone());
             }
+            mem.check(hi - lo)?;
+            Value::bytes(&s[lo..hi])
         }
         other => return Err(kind_error("slice", other)),
     })
@@ -255,14 +305,24 @@ pub fn len(x: &Value) -> Result<i64, RuntimeError> {
     Ok(match x {
         Value::Str(s) => s.len() as i64,
         Value::List(l) => l.len() as i64,
-        Value::Chan(c) => c.ch.as_ref().map_or(0, |c| c.len() as i64),
+        Value::Chan(c) => match (&c.ch, &c.far) {
+            (Some(ch), _) => ch.len() as i64,
+            // Another process's channel: ask its owner (docs/distributed.md).
+            (None, Some(far)) => far.procs.world.len(far.r).wait().map_or(0, |n| n as i64),
+            (None, None) => 0,
+        },
+        Value::Map(m) => m.entries.len() as i64,
         other => return Err(kind_error("len", other)),
     })
 }
 
 pub fn cap(x: &Value) -> Result<i64, RuntimeError> {
     Ok(match x {
-        Value::Chan(c) => c.ch.as_ref().map_or(0, |c| c.cap() as i64),
+        Value::Chan(c) => match (&c.ch, &c.far) {
+            (Some(ch), _) => ch.cap() as i64,
+            (None, Some(far)) => far.r.cap as i64,
+            (None, None) => 0,
+        },
         other => return Err(kind_error("cap", other)),
     })
 }

@@ -22,6 +22,10 @@ pub enum RunOutcome {
     Panic { task: u64, msg: String, loc: SrcLoc },
     /// Every task was blocked with no timer or I/O wait pending.
     Deadlock(Vec<BlockedTask>),
+    /// Every task of every process was blocked (several processes; rank
+    /// 0's report): `rank R task N [tag]: FILE:LINE:COL` lines, in rank
+    /// then task order. The other processes end with `Exit(2)`.
+    WorldDeadlock(Vec<String>),
     /// The engine failed: a bug in Weft, not in the program (the first
     /// one of the run, reported whatever else ended it). Exit code 70.
     Internal {
@@ -78,6 +82,14 @@ pub fn render_outcome(outcome: &RunOutcome) -> Report {
             let mut s = String::from("fatal error: all tasks are asleep - deadlock!\n");
             for b in tasks {
                 s.push_str(&format!("task {} [{}]: {}\n", b.task, b.kind, b.loc));
+            }
+            Report { stderr: s, code: 2 }
+        }
+        RunOutcome::WorldDeadlock(lines) => {
+            let mut s = String::from("fatal error: all tasks are asleep - deadlock!\n");
+            for l in lines {
+                s.push_str(l);
+                s.push('\n');
             }
             Report { stderr: s, code: 2 }
         }

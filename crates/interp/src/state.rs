@@ -9,12 +9,14 @@
 //! so the run reports them as what they are (`lib.rs`, `report.rs`), never
 //! as a program panic.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use weft_chan::loom::Mutex;
+use weft_chan::loom::{AtomicUsize, Mutex};
+use weft_coll::Op;
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime, SrcLoc, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
@@ -22,7 +24,7 @@ use weft_tensor::Tensor;
 use super::code::{Func, FuncId, Instr, Pc, Program, Slot, TensorOp};
 use super::error::{InternalError, RuntimeError};
 use super::output::Output;
-use super::value::{Ty, Value};
+use super::value::{CommVal, Ty, Value};
 
 /// Backward jumps and calls a task runs before it yields.
 pub(super) const BUDGET: u32 = 2000;
@@ -32,8 +34,9 @@ pub(super) const BUDGET: u32 = 2000;
 pub(super) type TaskFuture = Pin<Box<dyn Future<Output = TaskEnd> + Send + 'static>>;
 
 /// Makes the future of a task that runs `func` with the given slots preset
-/// (the arguments of a call, or the captured variables of a go block).
-pub(super) type SpawnFn = fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>) -> TaskFuture;
+/// (the arguments of a call, or the captured variables of a go block), on
+/// the given device.
+pub(super) type SpawnFn = fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>, Arc<str>) -> TaskFuture;
 
 /// What every task of a run shares.
 pub(super) struct Shared {
@@ -57,6 +60,16 @@ pub(super) struct Shared {
     /// The bytes a new task takes before its stack: its future and the
     /// runtime's record of it (`task::task_bytes`).
     pub task_bytes: usize,
+    /// `--strict-placement`: a tensor op with no kernel on its device panics
+    /// rather than running on the host (docs/language.md, "Placement").
+    pub strict_placement: bool,
+    /// How many tasks `go ... on "auto"` has placed: the next goes to the
+    /// GPU after (`weft_tensor::auto_device`).
+    pub auto_turn: AtomicUsize,
+    /// `world()`: this process's member of the group of all processes,
+    /// the same every call (without MPI, the one member of a group of 1).
+    /// `None` only if the group could not be made (an engine bug).
+    pub world: Option<CommVal>,
     /// A controlled run of `weft test` (`control.rs`): the channels made so
     /// far, numbered; `None` in an ordinary run.
     pub test: Option<TestState>,
@@ -164,6 +177,9 @@ pub(super) struct TaskState {
     pub base: usize,
     pub budget: u32,
     pub rng: fastrand::Rng,
+    /// The device this task runs on (`here()`): `"cpu"` for `main`, its
+    /// placement or its parent's for a task started with `go`.
+    pub device: Arc<str>,
 }
 
 /// Why `step` stopped: the task ended or failed, or it must await
@@ -212,6 +228,39 @@ pub(super) enum Wait {
         t: Box<Tensor>,
         at: usize,
     },
+    /// A send to another process's channel (the channel in slot `ch`).
+    FarSend {
+        ch: Slot,
+        val: Value,
+        at: usize,
+    },
+    /// A receive from another process's channel; `at` says where the
+    /// value goes, as for `Recv`.
+    FarRecv {
+        ch: Slot,
+        at: usize,
+    },
+    /// A close of another process's channel.
+    FarClose {
+        ch: Slot,
+        at: usize,
+    },
+    /// A collective whose comm and root `step` has checked: `run_task`
+    /// waits for the group.
+    Collective {
+        call: Box<CollWait>,
+        at: usize,
+    },
+}
+
+/// What a member brings to a collective.
+pub(super) struct CollWait {
+    pub comm: CommVal,
+    pub op: Op,
+    /// The value's type, as mismatch messages name it.
+    pub ty: Cow<'static, str>,
+    /// The value (absent for `barrier`).
+    pub x: Option<Value>,
 }
 
 impl TaskState {

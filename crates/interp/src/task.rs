@@ -1,7 +1,8 @@
 //! The async half of a task: `run_task` is the future the runtime polls. It
 //! calls `exec::step` (the dispatch loop, a plain function) and awaits what
 //! `step` stopped for: a channel operation that must park, a select, a
-//! sleep, a yield, a tensor kernel or a received tensor's readiness; then it
+//! sleep, a yield, a tensor kernel, a received tensor's readiness or the
+//! other members of a collective; then it
 //! completes the waiting instruction (found from its index; a receive or
 //! select through `complete.rs`, as `step` does when it need not wait) and
 //! calls `step` again. A task that fails ends here (`Shared::end_failed`).
@@ -20,13 +21,15 @@ use weft_rt::{self as runtime, Op, OpKind, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
 
 use super::code::{FuncId, Instr, Program, Slot};
+use super::coll_ops;
 use super::complete::{complete_recv, complete_select, FrameCases};
 use super::control;
 use super::error::{InternalError, RuntimeError};
 use super::exec::{step, TIMER_BYTES};
-use super::state::{mix, site_of, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
+use super::state::{mix, site_of, CollWait, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
 use super::tensor_ops;
-use super::value::Value;
+use super::value::{CommVal, FarChan, Value};
+use super::xproc;
 
 /// What the runtime keeps for a task besides its future (its record, its
 /// waker, its place in the registry) and the task's wait slot: what the
@@ -38,7 +41,7 @@ const TASK_RECORD_BYTES: usize = 512;
 pub(super) fn task_bytes() -> usize {
     fn future_bytes<F, Fut>(_: &F) -> usize
     where
-        F: Fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>) -> Fut,
+        F: Fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>, Arc<str>) -> Fut,
     {
         std::mem::size_of::<Fut>()
     }
@@ -46,10 +49,15 @@ pub(super) fn task_bytes() -> usize {
 }
 
 /// The future of a task that runs `func` with the given slots preset (the
-/// arguments of a call, or the captured variables of a go block). `go`
-/// reaches it through `Shared::spawn`.
-pub(super) fn task(sh: Arc<Shared>, func: FuncId, init: Vec<(Slot, Value)>) -> TaskFuture {
-    Box::pin(run_task(sh, func, init))
+/// arguments of a call, or the captured variables of a go block), placed
+/// on `device`. `go` reaches it through `Shared::spawn`.
+pub(super) fn task(
+    sh: Arc<Shared>,
+    func: FuncId,
+    init: Vec<(Slot, Value)>,
+    device: Arc<str>,
+) -> TaskFuture {
+    Box::pin(run_task(sh, func, init, device))
 }
 
 /// A task's name in the trace: its function's, or for a go block (lowered
@@ -81,7 +89,12 @@ fn trace_name(prog: &Program, entry: FuncId) -> Arc<str> {
     }
 }
 
-async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> TaskEnd {
+async fn run_task(
+    sh: Arc<Shared>,
+    entry: FuncId,
+    init: Vec<(Slot, Value)>,
+    device: Arc<str>,
+) -> TaskEnd {
     let prog = &sh.prog;
     let Some(f) = prog.funcs.get(entry as usize) else {
         let bug = InternalError::NoFunction(entry);
@@ -89,6 +102,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
     };
     if runtime::tracing() {
         runtime::set_task_name(trace_name(prog, entry));
+        runtime::set_task_device(device.clone());
     }
     let mut stack: Vec<Value> = f.template.to_vec();
     for (s, v) in init {
@@ -104,6 +118,7 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
         base: 0,
         budget: BUDGET,
         rng: fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task())),
+        device,
     };
     // The context every wait of this task parks with (one allocation).
     let mut slot = WaitSlot::new();
@@ -225,13 +240,70 @@ async fn run_task(sh: Arc<Shared>, entry: FuncId, init: Vec<(Slot, Value)>) -> T
                 // A compute pool thread or a device will wake this task: the
                 // run is not deadlocked while it waits.
                 let _hold = runtime::external_wait();
-                let _span = runtime::trace_span(op.name());
                 parked = true;
-                let done = match tensor_ops::run(op, args, sh.mem).await {
+                let place = tensor_ops::Place {
+                    here: &st.device,
+                    strict: sh.strict_placement,
+                };
+                let done = match tensor_ops::run(op, args, sh.mem, place).await {
                     Ok(v) => write_out(&mut st, prog, at, v),
                     Err(e) => Err(st.failure(prog, at, e)),
                 };
                 if let Err(f) = done {
+                    return sh.end_failed(f);
+                }
+            }
+            Wait::FarSend { ch, val, at } => {
+                parked = true;
+                let Some(far) = far_at(&st, ch) else {
+                    let bug = InternalError::LostChannel("send");
+                    return sh.end_failed(st.failure(prog, at, bug.into()));
+                };
+                st.record_wait(prog, WaitKind::ChanSend, at);
+                let r = Box::pin(xproc::send(&far, val, sh.mem)).await;
+                runtime::clear_wait();
+                if let Err(e) = r {
+                    return sh.end_failed(st.failure(prog, at, e));
+                }
+            }
+            Wait::FarRecv { ch, at } => {
+                parked = true;
+                let Some(far) = far_at(&st, ch) else {
+                    let bug = InternalError::LostChannel("receive");
+                    return sh.end_failed(st.failure(prog, at, bug.into()));
+                };
+                st.record_wait(prog, WaitKind::ChanRecv, at);
+                let got = Box::pin(xproc::recv(&far)).await;
+                runtime::clear_wait();
+                let got = match got {
+                    Ok(v) => v,
+                    Err(e) => return sh.end_failed(st.failure(prog, at, e)),
+                };
+                match recv_done(&mut st, prog, at, got) {
+                    Ok(Some(t)) => {
+                        if let Err(e) = wait_ready(&t).await {
+                            return sh.end_failed(st.failure(prog, at, e));
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(f) => return sh.end_failed(f),
+                }
+            }
+            Wait::FarClose { ch, at } => {
+                parked = true;
+                let Some(far) = far_at(&st, ch) else {
+                    let bug = InternalError::LostChannel("close");
+                    return sh.end_failed(st.failure(prog, at, bug.into()));
+                };
+                if let Err(e) = Box::pin(xproc::close(&far)).await {
+                    return sh.end_failed(st.failure(prog, at, e));
+                }
+            }
+            Wait::Collective { call, at } => {
+                parked = true;
+                // Boxed: collectives are rare, and the task's future (what
+                // every task holds) stays as small as without them.
+                if let Err(f) = Box::pin(collective(&sh, &mut st, *call, at)).await {
                     return sh.end_failed(f);
                 }
             }
@@ -259,6 +331,14 @@ fn chan_at(st: &TaskState, slot: Slot) -> Option<&Chan<Value>> {
     }
 }
 
+/// Another process's channel in slot `slot` of the current frame.
+fn far_at(st: &TaskState, slot: Slot) -> Option<FarChan> {
+    match st.stack.get(st.base + slot as usize) {
+        Some(Value::Chan(c)) => c.far.as_deref().cloned(),
+        _ => None,
+    }
+}
+
 /// Completes the receive at `at` that waited, as `step` completes one
 /// that did not; returns a received tensor to wait for.
 fn recv_done(
@@ -282,6 +362,45 @@ fn write_out(st: &mut TaskState, prog: &Program, at: usize, v: Value) -> Result<
     };
     st.frame_mut()[*out as usize] = v;
     Ok(())
+}
+
+/// Takes part in the collective of the instruction at `at` and stores its
+/// result. The task is parked like a channel waiter while the other
+/// members have not called yet: not an external wait, so members that can
+/// never complete are part of a deadlock, shown as `[collective]`.
+async fn collective(
+    sh: &Shared,
+    st: &mut TaskState,
+    call: CollWait,
+    at: usize,
+) -> Result<(), Failure> {
+    let prog = &sh.prog;
+    let CollWait { comm, op, ty, x } = call;
+    let (data, home) = coll_ops::data(op, x, comm.size(), sh.mem)
+        .await
+        .map_err(|e| st.failure(prog, at, e))?;
+    st.record_wait(prog, WaitKind::Collective, at);
+    let got = match &comm {
+        CommVal::Group(member) => member.call(op, ty, data).await.map_err(RuntimeError::from),
+        CommVal::World(procs) => xproc::world_call(procs, op, ty, data).await,
+    };
+    runtime::clear_wait();
+    let out = got.map_err(|e| st.failure(prog, at, e))?;
+    let v = coll_ops::value(out, home, sh.mem)
+        .await
+        .map_err(|e| st.failure(prog, at, e))?;
+    match st.instr(prog, at) {
+        Some(Instr::Collective(c)) => {
+            if let Some(o) = c.out {
+                st.frame_mut()[o as usize] = v;
+            }
+            Ok(())
+        }
+        _ => {
+            let bug = InternalError::LostInstruction("collective");
+            Err(st.failure(prog, at, bug.into()))
+        }
+    }
 }
 
 /// Polls `fut` once, within the caller's poll.

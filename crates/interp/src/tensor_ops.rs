@@ -6,8 +6,12 @@
 //! on the host, known from the operands' shapes (`request`), so a tensor
 //! too large for the ceiling is refused before its kernel runs. It then
 //! converts the operands (`Value`s, in the registry's argument
-//! order) to `builtins::Arg`s, calls `builtins::call`, and converts the
-//! `Ret` back. `call` runs cheap kernels inline and long ones on the compute
+//! order) to `builtins::Arg`s, calls `builtins::call_placed` (with the
+//! task's placement policy, `Place`), and converts the `Ret` back. Placement
+//! (docs/language.md, "Placement"): `to(t)` copies to the task's device,
+//! the creating builtins make their tensor there, and the host fallbacks
+//! `call_placed` reports are drawn in the trace. `call` runs cheap kernels
+//! inline and long ones on the compute
 //! pool (the cost comes from `tensor::kernel_cost`, which sends every
 //! kernel with a device operand to the pool), so a long matmul parks only
 //! its task, never a worker; the caller (`task.rs`) holds
@@ -23,16 +27,47 @@
 
 use std::sync::Arc;
 
+use weft_rt as runtime;
 use weft_rt::memlimit::Ceiling;
 use weft_tensor::builtins::{self, Arg, Ret};
+use weft_tensor::fallback::HostFallback;
 
 use super::code::TensorOp;
 use super::error::RuntimeError;
 use super::value::{Value, VALUE_BYTES};
 
+/// Where a tensor op runs from (docs/language.md, "Placement"): the
+/// calling task's device, and whether an op with no kernel on its device
+/// may run on the host.
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'a> {
+    /// `here()`: where the creating builtins make their tensors and where
+    /// `to(t)` copies to.
+    pub here: &'a str,
+    /// `--strict-placement`: a host fallback is a panic.
+    pub strict: bool,
+}
+
 /// Runs a tensor op on its operands (in argument order), if what it
-/// allocates fits under the memory ceiling.
-pub async fn run(op: TensorOp, args: Vec<Value>, mem: Ceiling) -> Result<Value, RuntimeError> {
+/// allocates fits under the memory ceiling. `to(t)` (one operand) copies
+/// to `place.here`; the creating builtins make their tensor there (on the
+/// host, then copied). In the trace, each op is a span named after it, a
+/// copy between devices is a span `copy A→B` (category `copy`), and a host
+/// fallback shows as its two copies around the host kernel's span
+/// (`OP on cpu (no kernel on DEV)`, category `fallback`).
+pub async fn run(
+    op: TensorOp,
+    mut args: Vec<Value>,
+    mem: Ceiling,
+    place: Place<'_>,
+) -> Result<Value, RuntimeError> {
+    if op == TensorOp::To && args.len() == 1 {
+        args.push(Value::str(place.here));
+    }
+    let span = match copy_between(op, &args) {
+        Some((from, to)) => runtime::trace_span_in("copy", format!("copy {from}→{to}")),
+        None => runtime::trace_span(op.name()),
+    };
     mem.check(request(op, &args))?;
     if to_host(op, &args) {
         for a in &args {
@@ -45,7 +80,83 @@ pub async fn run(op: TensorOp, args: Vec<Value>, mem: Ceiling) -> Result<Value, 
     for a in args {
         converted.push(arg(a)?);
     }
-    Ok(value(builtins::call(op, converted).await?))
+    let (ret, fallbacks) = builtins::call_placed(op, converted, place.strict).await?;
+    if !fallbacks.is_empty() && runtime::tracing() {
+        trace_fallbacks(&fallbacks);
+    }
+    drop(span);
+    let ret = match (creates(op), ret) {
+        (true, ret) if place.here != "cpu" => made_here(ret, place.here).await?,
+        (_, ret) => ret,
+    };
+    Ok(value(ret))
+}
+
+/// The devices a `to` copies between, when they differ and the run is
+/// traced (the names are only needed for the span).
+fn copy_between(op: TensorOp, args: &[Value]) -> Option<(String, String)> {
+    match (op, args) {
+        (TensorOp::To, [Value::Tensor(t), Value::Str(d)])
+            if t.device_name().as_bytes() != &**d && runtime::tracing() =>
+        {
+            let d = String::from_utf8_lossy(d).into_owned();
+            Some((t.device_name().to_string(), d))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `op` makes a new tensor from host values (or a file's): those
+/// make it on `here()`.
+fn creates(op: TensorOp) -> bool {
+    matches!(
+        op,
+        TensorOp::Zeros
+            | TensorOp::Ones
+            | TensorOp::Full
+            | TensorOp::Randn
+            | TensorOp::TensorFrom
+            | TensorOp::LoadDataset
+            | TensorOp::LoadCsv
+            | TensorOp::LoadNpy
+    )
+}
+
+/// A creating builtin's host result copied to `here` (a traced copy).
+async fn made_here(ret: Ret, here: &str) -> Result<Ret, RuntimeError> {
+    let up = |t| async move {
+        let _span = match runtime::tracing() {
+            true => runtime::trace_span_in("copy", format!("copy cpu→{here}")),
+            false => runtime::trace_span("to"),
+        };
+        let dev = Arg::Str(here.to_string());
+        match builtins::call(TensorOp::To, vec![Arg::Tensor(t), dev]).await? {
+            Ret::Tensor(t) => Ok::<_, RuntimeError>(t),
+            other => Err(RuntimeError::unexpected("to", &other)),
+        }
+    };
+    Ok(match ret {
+        Ret::Tensor(t) => Ret::Tensor(up(t).await?),
+        Ret::Dataset(mut d) => {
+            d.x = up(d.x).await?;
+            Ret::Dataset(d)
+        }
+        other => other,
+    })
+}
+
+/// Draws each host fallback on the task's track: the download, the host
+/// kernel and the upload, where they happened.
+fn trace_fallbacks(fallbacks: &[HostFallback]) {
+    for fb in fallbacks {
+        let dev = &fb.device;
+        runtime::trace_span_between("copy", format!("copy {dev}→cpu"), fb.start, fb.downloaded);
+        let name = format!("{} on cpu (no kernel on {dev})", fb.op);
+        runtime::trace_span_between("fallback", name, fb.downloaded, fb.computed);
+        if let Some(up) = fb.uploaded {
+            runtime::trace_span_between("copy", format!("copy cpu→{dev}"), fb.computed, up);
+        }
+    }
 }
 
 /// The bytes of a host `f32`.
@@ -124,6 +235,18 @@ fn result_elems(op: TensorOp, args: &[Value]) -> usize {
         TensorOp::Rows => int(2).saturating_sub(int(1)).saturating_mul(row(0)),
         TensorOp::Gather => len(1).saturating_mul(row(0)),
         TensorOp::LoadDataset => DATASET_BYTES / F32,
+        // A file's values: at most its size in f32s (a CSV number takes
+        // two bytes or more, an .npy value four or eight).
+        TensorOp::LoadCsv | TensorOp::LoadNpy => match args.first() {
+            Some(Value::Str(p)) => {
+                use std::os::unix::ffi::OsStrExt;
+                std::fs::metadata(std::ffi::OsStr::from_bytes(p)).map_or(0, |m| m.len() as usize)
+            }
+            _ => 0,
+        },
+        TensorOp::SaveNpy => numel(1),
+        // A `[]float`: an f64 each, then a list of values.
+        TensorOp::Values => numel(0).saturating_mul((8 + VALUE_BYTES) / F32),
         TensorOp::Shape
         | TensorOp::Numel
         | TensorOp::Sum
@@ -150,8 +273,13 @@ fn shape_elems(dims: &[Value]) -> usize {
 /// Whether `op` hands its operands' values to the host.
 fn to_host(op: TensorOp, args: &[Value]) -> bool {
     match op {
-        TensorOp::Get | TensorOp::Sum | TensorOp::Mean | TensorOp::ArgmaxRows => true,
-        TensorOp::To => matches!(args.get(1), Some(Value::Str(d)) if &**d == "cpu"),
+        TensorOp::Get
+        | TensorOp::Sum
+        | TensorOp::Mean
+        | TensorOp::ArgmaxRows
+        | TensorOp::SaveNpy
+        | TensorOp::Values => true,
+        TensorOp::To => matches!(args.get(1), Some(Value::Str(d)) if &**d == b"cpu"),
         _ => false,
     }
 }
@@ -163,7 +291,7 @@ fn arg(v: Value) -> Result<Arg, RuntimeError> {
         Value::Tensor(t) => Arg::Tensor(*t),
         Value::Int(n) => Arg::Int(n),
         Value::Float(x) => Arg::Float(x),
-        Value::Str(s) => Arg::Str(s.to_string()),
+        Value::Str(s) => Arg::Str(String::from_utf8_lossy(&s).into_owned()),
         Value::List(l) => match l.iter().map(int_of).collect::<Option<Vec<i64>>>() {
             Some(v) => Arg::Ints(v),
             None => Arg::Floats(
@@ -202,5 +330,7 @@ fn value(r: Ret) -> Value {
         Ret::Ints(v) => ints(v),
         Ret::Strs(v) => Value::list(v.iter().map(|s| Value::str(s)).collect()),
         Ret::Dataset(d) => Value::Struct(Arc::new(vec![Value::Tensor(Box::new(d.x)), ints(d.y)])),
+        Ret::Floats(v) => Value::list(v.into_iter().map(Value::Float).collect()),
+        Ret::Unit => Value::Int(0),
     }
 }

@@ -6,12 +6,34 @@
 //!   task ever sees another task's write;
 //! - a channel value is a reference (`Chan` is a handle) plus its element type,
 //!   kept only so that it prints as `chan T(cap N)`; `None` is the nil channel;
-//! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats).
+//! - a comm value is a reference too: a member of a collective group
+//!   (`weft_coll::Member`, whose copies are the same member) or this
+//!   process's member of `world()` across processes; `None` is nil;
+//! - a channel of another process (docs/distributed.md) is a `FarChan`: its
+//!   reference there and this process's `Procs`; its `ch` is `None`, so only
+//!   the cold paths that find no local channel look for it;
+//! - maps are values too: `Arc<MapVal>`, copied on write like lists; a
+//!   map's entries keep their insertion order (`indexmap`), so iteration is
+//!   reproducible, and printing sorts them by key as Go's fmt does;
+//! - a func value is `None` (nil) or a closure: a function and the values
+//!   its first parameters are bound to;
+//! - printing follows docs/language.md ("Printing values") exactly (`fmt_float` for floats);
+//! - a string is bytes, as in Go (`Arc<[u8]>`, usually but not always UTF-8:
+//!   slicing cuts bytes, so `s[0:2] + s[2:] == s` even through a
+//!   character); only its printed form replaces bytes that are not UTF-8
+//!   with U+FFFD (`String::from_utf8_lossy`), where text leaves the program.
 
+use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use indexmap::IndexMap;
+use weft_chan::loom::Mutex;
 use weft_chan::Chan;
+use weft_coll::Member;
+use weft_mpi::{ChanRef, World};
 use weft_tensor::Tensor;
 
 use super::fmt_float::write_float;
@@ -26,9 +48,16 @@ pub enum Ty {
     Bool,
     Str,
     Tensor,
+    Comm,
     Chan(Arc<Ty>),
     List(Arc<Ty>),
-    Struct { id: u32, name: Arc<str> },
+    Struct {
+        id: u32,
+        name: Arc<str>,
+    },
+    Map(Arc<Ty>, Arc<Ty>),
+    /// A func type, with its printed form (`func(int) bool`).
+    Func(Arc<str>),
 }
 
 impl fmt::Display for Ty {
@@ -39,9 +68,12 @@ impl fmt::Display for Ty {
             Ty::Bool => f.write_str("bool"),
             Ty::Str => f.write_str("string"),
             Ty::Tensor => f.write_str("tensor"),
+            Ty::Comm => f.write_str("comm"),
             Ty::Chan(e) => write!(f, "chan {e}"),
             Ty::List(e) => write!(f, "[]{e}"),
             Ty::Struct { name, .. } => f.write_str(name),
+            Ty::Map(k, v) => write!(f, "map[{k}]{v}"),
+            Ty::Func(sig) => f.write_str(sig),
         }
     }
 }
@@ -53,11 +85,70 @@ pub struct StructInfo {
     pub fields: Vec<(Arc<str>, Ty)>,
 }
 
-/// A channel value: the channel (None = nil) and its element type.
+/// A channel value: the channel (None = nil, or another process's), its
+/// element type, and for another process's channel the reference to it.
 #[derive(Clone)]
 pub struct ChanVal {
     pub ch: Option<Chan<Value>>,
     pub elem: Arc<Ty>,
+    pub far: Option<Box<FarChan>>,
+}
+
+/// The processes of a run started by `mpirun` (docs/distributed.md): this
+/// process's member of the world, and its channels that other processes
+/// hold, by number (a reference that comes back is the channel again).
+pub struct Procs {
+    pub world: World,
+    pub local: Mutex<HashMap<u64, Chan<Value>>>,
+}
+
+/// A channel that another process made.
+#[derive(Clone)]
+pub struct FarChan {
+    pub r: ChanRef,
+    pub procs: Arc<Procs>,
+}
+
+/// What a comm value refers to: a member of a group of tasks, or this
+/// process's member of the group of all processes.
+#[derive(Clone)]
+pub enum CommVal {
+    Group(Member<Value>),
+    World(Arc<Procs>),
+}
+
+impl CommVal {
+    pub fn rank(&self) -> usize {
+        match self {
+            CommVal::Group(m) => m.rank(),
+            CommVal::World(p) => p.world.rank(),
+        }
+    }
+
+    pub fn size(&self) -> usize {
+        match self {
+            CommVal::Group(m) => m.size(),
+            CommVal::World(p) => p.world.size(),
+        }
+    }
+
+    /// Identity, to hash by: equal for members that are [`CommVal::same`]
+    /// (every copy of this process's world member is the same).
+    pub fn identity(&self) -> Option<(usize, usize)> {
+        match self {
+            CommVal::Group(m) => Some(m.identity()),
+            CommVal::World(_) => None,
+        }
+    }
+
+    /// Identity: copies of one member are the same.
+    pub fn same(&self, other: &CommVal) -> bool {
+        match (self, other) {
+            (CommVal::Group(a), CommVal::Group(b)) => a.same(b),
+            (CommVal::World(a), CommVal::World(b)) => a.world.same(&b.world),
+            _ => false,
+        }
+    }
 }
 
 /// The bytes of one value in a list, struct, frame or channel buffer (what
@@ -79,11 +170,156 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Bool(bool),
-    Str(Arc<str>),
+    Str(Arc<[u8]>),
     List(Arc<Vec<Value>>),
     Struct(Arc<Vec<Value>>),
     Chan(Box<ChanVal>),
     Tensor(Box<Tensor>),
+    /// A member of a collective group; `None` is the nil comm.
+    Comm(Option<Box<CommVal>>),
+    Map(Arc<MapVal>),
+    /// `None` is the nil func.
+    Func(Option<Arc<Closure>>),
+}
+
+/// A func value: the function to run and the values its first
+/// parameters are bound to (a function literal's captured variables).
+#[derive(Debug)]
+pub struct Closure {
+    pub func: u32,
+    pub captures: Box<[Value]>,
+}
+
+/// The hasher of maps: foldhash, fast on the short keys maps mostly hold
+/// (an int, a word), seeded per process. Iteration order does not depend
+/// on it: entries keep insertion order.
+pub type MapHasher = foldhash::fast::RandomState;
+
+/// A map's entries, in insertion order (a deleted entry's place is taken
+/// by the last one, `swap_remove`).
+#[derive(Clone, Default)]
+pub struct MapVal {
+    pub entries: IndexMap<Key, Value, MapHasher>,
+}
+
+impl MapVal {
+    /// The entries in printing order: sorted by key with [`key_order`]
+    /// (stable), as `print` and `sprintf` write a map.
+    pub fn sorted(&self) -> Vec<(&Value, &Value)> {
+        let mut entries: Vec<(&Value, &Value)> =
+            self.entries.iter().map(|(k, v)| (&k.0, v)).collect();
+        entries.sort_by(|a, b| key_order(a.0, b.0));
+        entries
+    }
+}
+
+/// What a map's key table holds for one entry: its key, value, hash and
+/// index slot (the memory ceiling's count per entry).
+pub const MAP_ENTRY_BYTES: usize = 2 * VALUE_BYTES + 16;
+
+/// A map key: a value of a comparable type (an int, float, string, bool,
+/// channel, comm or struct of those), hashed and compared as `==` does, except
+/// that a float NaN equals itself (so that a NaN key can be found again)
+/// and `-0.0` is `0.0`. A new comparable kind of value needs one arm in
+/// `hash_value` and one in `values_equal`.
+#[derive(Clone)]
+pub struct Key(pub Value);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        key_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Key {}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_value(&self.0, h);
+    }
+}
+
+fn float_key(x: f64) -> u64 {
+    if x == 0.0 {
+        0
+    } else if x.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        x.to_bits()
+    }
+}
+
+fn key_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => float_key(*x) == float_key(*y),
+        (Value::Struct(x), Value::Struct(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
+        }
+        _ => values_equal(a, b),
+    }
+}
+
+/// A channel's identity, to hash and order map keys by, equal exactly when
+/// `values_equal` says so: nil, this process's channel by its id, or
+/// another process's by its owner and number there.
+fn chan_identity(c: &ChanVal) -> ChanIdentity {
+    match (&c.ch, &c.far) {
+        (Some(ch), _) => ChanIdentity::Local(ch.id()),
+        (None, Some(far)) => ChanIdentity::Far(far.r.owner, far.r.id),
+        (None, None) => ChanIdentity::Nil,
+    }
+}
+
+#[derive(Hash, PartialEq, Eq, PartialOrd, Ord)]
+enum ChanIdentity {
+    Nil,
+    Local(usize),
+    Far(usize, u64),
+}
+
+fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
+    match v {
+        Value::Int(i) => i.hash(h),
+        Value::Float(x) => float_key(*x).hash(h),
+        Value::Bool(b) => b.hash(h),
+        Value::Str(s) => s.hash(h),
+        Value::Chan(c) => chan_identity(c).hash(h),
+        // identity, as `values_equal`: the group and the rank
+        Value::Comm(c) => c.as_ref().map(|m| m.identity()).hash(h),
+        Value::Struct(fields) => fields.iter().for_each(|f| hash_value(f, h)),
+        // not comparable: never a key (the checker rejects such map types)
+        Value::List(_) | Value::Tensor(_) | Value::Map(_) | Value::Func(_) => {}
+    }
+}
+
+/// The order in which maps print their keys (Go's fmt: numbers and
+/// strings ascending, false before true, channels by identity, comms by
+/// rank (nil first; comms of one rank keep insertion order: the sort is
+/// stable), structs field by field; NaN first).
+pub fn key_order(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Float(x), Value::Float(y)) => match (x.is_nan(), y.is_nan()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            _ => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        },
+        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Chan(x), Value::Chan(y)) => chan_identity(x).cmp(&chan_identity(y)),
+        (Value::Comm(x), Value::Comm(y)) => {
+            let rank = |c: &Option<Box<CommVal>>| c.as_ref().map(|m| (m.rank(), m.size()));
+            rank(x).cmp(&rank(y))
+        }
+        (Value::Struct(x), Value::Struct(y)) => x
+            .iter()
+            .zip(y.iter())
+            .map(|(p, q)| key_order(p, q))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal),
+        _ => Ordering::Equal,
+    }
 }
 
 impl fmt::Debug for Value {
@@ -95,12 +331,17 @@ impl fmt::Debug for Value {
 impl Value {
     /// The empty string.
     pub fn empty_str() -> Value {
-        Value::Str(Arc::from(""))
+        Value::Str(Arc::from(&b""[..]))
     }
 
     /// A string value.
     pub fn str(s: &str) -> Value {
-        Value::Str(Arc::from(s))
+        Value::Str(Arc::from(s.as_bytes()))
+    }
+
+    /// A string value of any bytes (Go's strings need not be UTF-8).
+    pub fn bytes(b: &[u8]) -> Value {
+        Value::Str(Arc::from(b))
     }
 
     /// A list value.
@@ -137,7 +378,7 @@ impl Value {
                 if s.len() > max.saturating_sub(out.len()) {
                     return false;
                 }
-                out.push_str(s)
+                out.push_str(&String::from_utf8_lossy(s))
             }
             Value::List(items) | Value::Struct(items) => {
                 let (open, close) = match self {
@@ -155,15 +396,39 @@ impl Value {
                 }
                 out.push(close);
             }
-            Value::Chan(c) => match &c.ch {
-                None => out.push_str("nil"),
-                Some(ch) => {
+            Value::Chan(c) => match (&c.ch, &c.far) {
+                (Some(ch), _) => {
                     let _ = write!(out, "chan {}(cap {})", c.elem, ch.cap());
                 }
+                (None, Some(far)) => {
+                    let _ = write!(out, "chan {}(cap {})", c.elem, far.r.cap);
+                }
+                (None, None) => out.push_str("nil"),
             },
             Value::Tensor(t) => {
                 let _ = write!(out, "{t}");
             }
+            Value::Comm(None) => out.push_str("nil"),
+            Value::Comm(Some(m)) => {
+                let _ = write!(out, "comm(rank {} of {})", m.rank(), m.size());
+            }
+            Value::Map(m) => {
+                out.push_str("map[");
+                for (i, (k, v)) in m.sorted().into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    if !k.write_within(out, max) {
+                        return false;
+                    }
+                    out.push(':');
+                    if !v.write_within(out, max) {
+                        return false;
+                    }
+                }
+                out.push(']');
+            }
+            Value::Func(f) => out.push_str(if f.is_some() { "func" } else { "nil" }),
         }
         out.len() <= max
     }
@@ -175,8 +440,8 @@ impl Value {
     }
 }
 
-/// `==` of the language: scalars by value, channels by identity (nil equals
-/// nil), structs field by field. Lists and tensors are not comparable (the
+/// `==` of the language: scalars by value, channels and comms by identity
+/// (nil equals nil), structs field by field. Lists and tensors are not comparable (the
 /// checker rejects them); they compare unequal here.
 pub fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -185,14 +450,29 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Chan(x), Value::Chan(y)) => match (&x.ch, &y.ch) {
-            (None, None) => true,
             (Some(p), Some(q)) => p.id() == q.id(),
+            (None, None) => match (&x.far, &y.far) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.r.owner == b.r.owner && a.r.id == b.r.id,
+                _ => false,
+            },
+            _ => false,
+        },
+        (Value::Comm(x), Value::Comm(y)) => match (x, y) {
+            (None, None) => true,
+            (Some(p), Some(q)) => p.same(q),
             _ => false,
         },
         (Value::Struct(x), Value::Struct(y)) => {
             Arc::ptr_eq(x, y)
                 || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q)))
         }
+        // func values compare only with nil (the checker's rule)
+        (Value::Func(x), Value::Func(y)) => match (x, y) {
+            (None, None) => true,
+            (Some(p), Some(q)) => Arc::ptr_eq(p, q),
+            _ => false,
+        },
         _ => false,
     }
 }
@@ -219,11 +499,15 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
         Ty::Bool => Value::Bool(false),
         Ty::Str => Value::empty_str(),
         Ty::Tensor => Value::Tensor(Box::default()),
+        Ty::Comm => Value::Comm(None),
         Ty::Chan(e) => Value::Chan(Box::new(ChanVal {
             ch: None,
             elem: e.clone(),
+            far: None,
         })),
         Ty::List(_) => Value::list(Vec::new()),
+        Ty::Map(..) => Value::Map(Arc::default()),
+        Ty::Func(_) => Value::Func(None),
         Ty::Struct { id, name } => {
             if depth > structs.len() {
                 return Err(ZeroError::Recursive(name.to_string()));
@@ -248,6 +532,7 @@ mod tests {
         Value::Chan(Box::new(ChanVal {
             ch: Some(Chan::new(cap)),
             elem: Arc::new(elem),
+            far: None,
         }))
     }
 
@@ -327,6 +612,36 @@ mod tests {
             zero_value(&l, &structs),
             Err(ZeroError::Recursive(_))
         ));
+    }
+
+    #[test]
+    fn comms_print_and_compare_by_identity() {
+        let g = weft_coll::group::<Value>(4, 1).expect("a group of 4");
+        let c = |i: usize| Value::Comm(Some(Box::new(CommVal::Group(g[i].clone()))));
+        assert_eq!(c(0).to_display(), "comm(rank 0 of 4)");
+        assert_eq!(c(3).to_display(), "comm(rank 3 of 4)");
+        let nil = zero_value(&Ty::Comm, &[]).unwrap();
+        assert_eq!(nil.to_display(), "nil");
+        assert!(values_equal(&c(1), &c(1)));
+        assert!(!values_equal(&c(1), &c(2)));
+        assert!(values_equal(&nil, &nil.clone()));
+        assert!(!values_equal(&nil, &c(0)));
+        let other = weft_coll::group::<Value>(4, 1).expect("a group of 4");
+        let d = Value::Comm(Some(Box::new(CommVal::Group(other[1].clone()))));
+        assert!(!values_equal(&c(1), &d));
+        assert_eq!(Ty::List(Arc::new(Ty::Comm)).to_string(), "[]comm");
+        // as map keys: by identity, the group and the rank
+        let mut m = MapVal::default();
+        m.entries.insert(Key(c(1)), Value::Int(1));
+        m.entries.insert(Key(nil.clone()), Value::Int(0));
+        assert!(m.entries.contains_key(&Key(c(1))));
+        assert!(m.entries.contains_key(&Key(nil.clone())));
+        assert!(!m.entries.contains_key(&Key(c(2))));
+        assert!(!m.entries.contains_key(&Key(d)));
+        assert_eq!(
+            Value::Map(Arc::new(m)).to_display(),
+            "map[nil:0 comm(rank 1 of 4):1]"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The training pipeline end to end: `examples/train_digits.weft` (reader,
-//! transfer and training tasks over channels, gradients averaged over a ring)
+//! transfer and training tasks over channels, gradients averaged with
+//! `allreduce_sum`)
 //! and `examples/train_digits_seq.weft` (the same work in one task) are run
 //! through the library with their full default of 40 epochs and must reach
 //! 95% test accuracy; their output must have the documented structure

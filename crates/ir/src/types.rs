@@ -3,14 +3,15 @@
 //! printed form used by `dump` and by verifier messages.
 //!
 //! Printed forms follow the surface language: `int`, `float`, `bool`,
-//! `string`, `tensor` (with known dims: `tensor[2,3]`), `chan T`, `[]T`, a
-//! struct's name; a type with no kind set prints as `<unset>`.
+//! `string`, `tensor` (with known dims: `tensor[2,3]`), `chan T`, `[]T`,
+//! `comm`, a struct's name, `map[K]V`, `func(P, Q) R`; a type with no kind
+//! set prints as `<unset>`.
 //! Equality ([`Type::same`]) ignores tensor shapes: a shape is a hint, and
 //! every tensor value has type `tensor`.
 
 use std::fmt;
 
-use crate::pb::{r#type::Kind, ElemType, Scalar, TensorType, Type};
+use crate::pb::{r#type::Kind, Comm, ElemType, FuncType, MapType, Scalar, TensorType, Type};
 
 impl Type {
     /// A type of the given kind.
@@ -52,6 +53,24 @@ impl Type {
     pub fn list(elem: Type) -> Type {
         Type::of(Kind::List(Box::new(elem)))
     }
+    /// `map[K]V`.
+    pub fn map(key: Type, value: Type) -> Type {
+        Type::of(Kind::Map(Box::new(MapType {
+            key: Some(Box::new(key)),
+            value: Some(Box::new(value)),
+        })))
+    }
+    /// `func(P...) R` (`result` None: no result).
+    pub fn func(params: Vec<Type>, result: Option<Type>) -> Type {
+        Type::of(Kind::Func(Box::new(FuncType {
+            params,
+            result: result.map(Box::new),
+        })))
+    }
+    /// `comm`: a member of a collective group.
+    pub fn comm() -> Type {
+        Type::of(Kind::Comm(Comm {}))
+    }
     /// The struct declared under `name` in `ProgramDesc.structs`.
     pub fn struct_named(name: impl Into<String>) -> Type {
         Type::of(Kind::StructName(name.into()))
@@ -86,6 +105,10 @@ impl Type {
     pub fn is_tensor(&self) -> bool {
         matches!(self.kind, Some(Kind::Tensor(_)))
     }
+    /// `comm`?
+    pub fn is_comm(&self) -> bool {
+        matches!(self.kind, Some(Kind::Comm(_)))
+    }
     /// The element type of `chan T`.
     pub fn chan_elem(&self) -> Option<&Type> {
         match &self.kind {
@@ -97,6 +120,20 @@ impl Type {
     pub fn list_elem(&self) -> Option<&Type> {
         match &self.kind {
             Some(Kind::List(t)) => Some(t),
+            _ => None,
+        }
+    }
+    /// The key and value types of `map[K]V` (None when either is unset).
+    pub fn map_kv(&self) -> Option<(&Type, &Type)> {
+        match &self.kind {
+            Some(Kind::Map(m)) => Some((m.key.as_deref()?, m.value.as_deref()?)),
+            _ => None,
+        }
+    }
+    /// The signature of a func type.
+    pub fn func_type(&self) -> Option<&FuncType> {
+        match &self.kind {
+            Some(Kind::Func(f)) => Some(f),
             _ => None,
         }
     }
@@ -116,9 +153,34 @@ impl Type {
             (Some(Kind::Chan(a)), Some(Kind::Chan(b))) => a.same(b),
             (Some(Kind::List(a)), Some(Kind::List(b))) => a.same(b),
             (Some(Kind::StructName(a)), Some(Kind::StructName(b))) => a == b,
+            (Some(Kind::Map(a)), Some(Kind::Map(b))) => {
+                same_opt(a.key.as_deref(), b.key.as_deref())
+                    && same_opt(a.value.as_deref(), b.value.as_deref())
+            }
+            (Some(Kind::Func(a)), Some(Kind::Func(b))) => {
+                a.params.len() == b.params.len()
+                    && a.params.iter().zip(&b.params).all(|(x, y)| x.same(y))
+                    && match (&a.result, &b.result) {
+                        (None, None) => true,
+                        (Some(x), Some(y)) => x.same(y),
+                        _ => false,
+                    }
+            }
+            (Some(Kind::Comm(_)), Some(Kind::Comm(_))) => true,
             _ => false,
         }
     }
+}
+
+fn same_opt(a: Option<&Type>, b: Option<&Type>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => x.same(y),
+        _ => false,
+    }
+}
+
+fn opt_name(t: Option<&Type>) -> String {
+    t.map_or_else(|| "<unset>".to_string(), |t| t.to_string())
 }
 
 impl fmt::Display for Type {
@@ -146,6 +208,27 @@ impl fmt::Display for Type {
             Some(Kind::Chan(t)) => write!(f, "chan {t}"),
             Some(Kind::List(t)) => write!(f, "[]{t}"),
             Some(Kind::StructName(n)) => f.write_str(n),
+            Some(Kind::Map(m)) => write!(
+                f,
+                "map[{}]{}",
+                opt_name(m.key.as_deref()),
+                opt_name(m.value.as_deref())
+            ),
+            Some(Kind::Func(ft)) => {
+                f.write_str("func(")?;
+                for (i, p) in ft.params.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{p}")?;
+                }
+                f.write_str(")")?;
+                match &ft.result {
+                    Some(r) => write!(f, " {r}"),
+                    None => Ok(()),
+                }
+            }
+            Some(Kind::Comm(_)) => f.write_str("comm"),
         }
     }
 }
@@ -162,6 +245,7 @@ mod tests {
         );
         assert_eq!(Type::tensor_shaped(vec![2, 3]).to_string(), "tensor[2,3]");
         assert_eq!(Type::struct_named("Batch").to_string(), "Batch");
+        assert_eq!(Type::list(Type::comm()).to_string(), "[]comm");
         assert_eq!(Type::default().to_string(), "<unset>");
         assert_eq!(Type::of(Kind::Scalar(0)).to_string(), "<scalar 0>");
     }
@@ -171,5 +255,7 @@ mod tests {
         assert!(Type::tensor().same(&Type::tensor_shaped(vec![4])));
         assert!(!Type::chan(Type::int()).same(&Type::chan(Type::float())));
         assert!(!Type::default().same(&Type::default()));
+        assert!(Type::comm().same(&Type::comm()));
+        assert!(!Type::comm().same(&Type::int()));
     }
 }

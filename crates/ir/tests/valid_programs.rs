@@ -58,6 +58,12 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         ("pt", Type::struct_named("Pt")),
         ("ds", Type::struct_named("Dataset")),
         ("tick", Type::chan(Type::int())),
+        ("mp", Type::map(Type::string(), Type::int())),
+        ("sqf", Type::func(vec![Type::int()], Some(Type::int()))),
+        ("addf", Type::func(vec![], Some(Type::int()))),
+        ("cm", Type::comm()),
+        ("cms", Type::list(Type::comm())),
+        ("cs", Type::chan(Type::string())),
     ];
     for (n, t) in vars {
         b.var(m, n, t);
@@ -167,8 +173,20 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         .input("Captures", ["c"])
         .attr("block", task)
         .finish();
+    let placed = p.b.block(m);
+    p.b.op(placed, "return").finish();
+    p.b.op(m, "go")
+        .input("Captures", ["c"])
+        .input("Device", ["s"])
+        .attr("block", placed)
+        .finish();
     p.b.op(m, "go_call")
         .input("Args", ["i"])
+        .attr("func", "sq")
+        .finish();
+    p.b.op(m, "go_call")
+        .input("Args", ["i"])
+        .input("Device", ["s"])
         .attr("func", "sq")
         .finish();
     p.b.op(m, "call")
@@ -267,8 +285,153 @@ fn every_op_program() -> (ProgramDesc, Vec<String>) {
         .output("Out", ["u"])
         .device("cuda:0")
         .finish();
+    p.b.op(m, "to")
+        .input("X", ["t"])
+        .output("Out", ["u"])
+        .finish();
     p.used.push("to".into());
+    p.op("here", &[], &[("Out", "s")]);
     p.op("load_dataset", &[("Name", "s")], &[("Out", "ds")]);
+    p.b.op(m, "map_new")
+        .input("Keys", ["s"])
+        .input("Values", ["i"])
+        .output("Out", ["mp"])
+        .finish();
+    p.used.push("map_new".into());
+    p.op(
+        "map_get",
+        &[("X", "mp"), ("Key", "s")],
+        &[("Out", "j"), ("Ok", "ok")],
+    );
+    p.op(
+        "map_set",
+        &[("X", "mp"), ("Key", "s"), ("Value", "i")],
+        &[("Out", "mp")],
+    );
+    p.op("map_delete", &[("X", "mp"), ("Key", "s")], &[("Out", "mp")]);
+    p.op(
+        "map_entry",
+        &[("X", "mp"), ("Index", "i")],
+        &[("Key", "s"), ("Value", "j")],
+    );
+    p.op("len", &[("X", "mp")], &[("Out", "i")]);
+    p.b.op(m, "func_ref")
+        .output("Out", ["sqf"])
+        .attr("func", "sq")
+        .finish();
+    p.b.op(m, "closure")
+        .input("Captures", ["i"])
+        .output("Out", ["addf"])
+        .attr("func", "sq")
+        .finish();
+    p.used.extend(["func_ref", "closure"].map(String::from));
+    p.op(
+        "call_value",
+        &[("F", "sqf"), ("Args", "i")],
+        &[("Out", "j")],
+    );
+    p.op("call_value", &[("F", "addf")], &[("Out", "j")]);
+    p.op("go_value", &[("F", "sqf"), ("Args", "i")], &[]);
+    p.op("eq", &[("X", "sqf"), ("Y", "sqf")], &[("Out", "ok")]);
+    p.b.op(m, "c_group")
+        .input("N", ["i"])
+        .output("Out", ["cms"])
+        .attr("rings", 2i64)
+        .finish();
+    p.used.push("c_group".into());
+    p.op("c_world", &[], &[("Out", "cm")]);
+    p.op("c_rank", &[("Comm", "cm")], &[("Out", "i")]);
+    p.op("c_size", &[("Comm", "cm")], &[("Out", "j")]);
+    p.op(
+        "c_allreduce_sum",
+        &[("Comm", "cm"), ("X", "i")],
+        &[("Out", "i")],
+    );
+    p.op(
+        "c_allreduce_max",
+        &[("Comm", "cm"), ("X", "f")],
+        &[("Out", "f")],
+    );
+    p.op(
+        "c_allreduce_min",
+        &[("Comm", "cm"), ("X", "t")],
+        &[("Out", "t")],
+    );
+    p.op(
+        "c_allreduce_prod",
+        &[("Comm", "cm"), ("X", "j")],
+        &[("Out", "_")],
+    );
+    p.op(
+        "c_broadcast",
+        &[("Comm", "cm"), ("X", "pt"), ("Root", "i")],
+        &[("Out", "pt")],
+    );
+    p.op(
+        "c_allgather",
+        &[("Comm", "cm"), ("X", "s")],
+        &[("Out", "ls")],
+    );
+    p.op("c_barrier", &[("Comm", "cm")], &[]);
+    // numbers, strings, lists, time and files
+    p.op("exp", &[("X", "f")], &[("Out", "f")]);
+    p.op("abs", &[("X", "i")], &[("Out", "j")]);
+    for ty in ["min", "max"] {
+        p.b.op(m, ty)
+            .input("Args", ["f", "f"])
+            .output("Out", ["f"])
+            .finish();
+        p.used.push(ty.into());
+    }
+    for ty in ["sqrt", "floor", "ceil"] {
+        p.op(ty, &[("X", "f")], &[("Out", "f")]);
+    }
+    p.op("pow", &[("X", "f"), ("Y", "f")], &[("Out", "f")]);
+    p.op("inf", &[], &[("Out", "f")]);
+    p.op("nan", &[], &[("Out", "f")]);
+    p.op("is_nan", &[("X", "f")], &[("Out", "ok")]);
+    p.op(
+        "decode_rune",
+        &[("X", "s"), ("Index", "i")],
+        &[("Out", "j"), ("Width", "i")],
+    );
+    p.op("split", &[("X", "s"), ("Sep", "s")], &[("Out", "ls")]);
+    p.op("fields", &[("X", "s")], &[("Out", "ls")]);
+    p.op("join", &[("List", "ls"), ("Sep", "s")], &[("Out", "s")]);
+    p.op("contains", &[("X", "li"), ("Y", "i")], &[("Out", "ok")]);
+    p.op("str_index", &[("X", "s"), ("Y", "s")], &[("Out", "i")]);
+    p.op("has_prefix", &[("X", "s"), ("Y", "s")], &[("Out", "ok")]);
+    p.op("has_suffix", &[("X", "s"), ("Y", "s")], &[("Out", "ok")]);
+    p.op(
+        "replace",
+        &[("X", "s"), ("Old", "s"), ("New", "s")],
+        &[("Out", "s")],
+    );
+    for ty in ["trim", "lower", "upper"] {
+        p.op(ty, &[("X", "s")], &[("Out", "s")]);
+    }
+    p.op("repeat", &[("X", "s"), ("N", "i")], &[("Out", "s")]);
+    p.op("chr", &[("X", "i")], &[("Out", "s")]);
+    p.b.op(m, "sprintf")
+        .input("Format", ["s"])
+        .input("Args", ["i", "f", "ls"])
+        .output("Out", ["s"])
+        .finish();
+    p.used.push("sprintf".into());
+    p.op("make_list", &[("N", "i")], &[("Out", "lf")]);
+    p.op("sort", &[("X", "ls")], &[("Out", "ls")]);
+    p.op("reverse", &[("X", "li")], &[("Out", "li")]);
+    p.op("tick", &[("Ms", "f")], &[("Out", "tick")]);
+    p.op("lines", &[("Path", "s")], &[("Out", "cs")]);
+    p.op("read_file", &[("Path", "s")], &[("Out", "s")]);
+    p.op("write_file", &[("Path", "s"), ("Data", "s")], &[]);
+    p.op("append_file", &[("Path", "s"), ("Data", "s")], &[]);
+    p.op("exists", &[("Path", "s")], &[("Out", "ok")]);
+    p.op("env", &[("Name", "s")], &[("Out", "s")]);
+    p.op("load_csv", &[("Path", "s")], &[("Out", "t")]);
+    p.op("load_npy", &[("Path", "s")], &[("Out", "t")]);
+    p.op("save_npy", &[("Path", "s"), ("X", "t")], &[]);
+    p.op("values", &[("X", "t")], &[("Out", "lf")]);
     p.op("return", &[], &[]);
     (p.b.build(), p.used)
 }

@@ -661,6 +661,53 @@ fn go_block_must_capture_outer_variables() {
     );
 }
 
+/// Placement (docs/language.md, "Placement"): a `go` or `go_call` takes
+/// at most one `Device`, a string variable of the parent's scope; `to`
+/// may leave its `Device` out (this task's device); `here` gives a string.
+#[test]
+fn go_placement_is_one_string_operand() {
+    let (mut b, main) = base();
+    let f = b.function("f", [("n", Type::int())], None);
+    b.op(f, "return").finish();
+    let task = b.block(main);
+    b.op(task, "return").finish();
+    b.op(main, "go")
+        .input("Captures", Vec::<String>::new())
+        .input("Device", ["s"])
+        .attr("block", task)
+        .finish();
+    b.op(main, "go_call")
+        .input("Args", ["v"])
+        .input("Device", ["s"])
+        .attr("func", "f")
+        .finish();
+    assert_eq!(issues(&b.clone().build()), Vec::<String>::new());
+    b.op(main, "go_call")
+        .input("Args", ["v"])
+        .input("Device", ["v"])
+        .attr("func", "f")
+        .finish();
+    b.op(main, "go_call")
+        .input("Args", ["v"])
+        .input("Device", ["s", "s"])
+        .attr("func", "f")
+        .finish();
+    b.op(main, "here").output("Out", ["v"]).finish();
+    let p = b.build();
+    rejects(
+        &p,
+        "block 1, op 3 (go_call): slot \"Device\" needs string but \"v\" is int",
+    );
+    rejects(
+        &p,
+        "block 1, op 4 (go_call): slot \"Device\" takes at most one variable, got 2",
+    );
+    rejects(
+        &p,
+        "block 1, op 5 (here): slot \"Out\" needs string but \"v\" is int",
+    );
+}
+
 #[test]
 fn function_body_and_params() {
     let (mut b, _) = base();
@@ -725,4 +772,119 @@ fn load_dataset_needs_the_dataset_struct() {
         .finish();
     let got = issues(&b.build());
     assert_eq!(got, vec!["block 1, op 2 (load_dataset): Out \"p\" is P, which is not a struct {x tensor; y []int}"]);
+}
+
+#[test]
+fn collectives_verify_and_their_rules_hold() {
+    let (mut b, main) = base();
+    b.var(main, "cs", Type::list(Type::comm()));
+    b.var(main, "k", Type::comm());
+    b.var(main, "f", Type::float());
+    b.var(main, "fs", Type::list(Type::float()));
+    b.op(main, "c_group")
+        .input("N", ["v"])
+        .output("Out", ["cs"])
+        .attr("rings", 2i64)
+        .finish();
+    b.op(main, "c_world").output("Out", ["k"]).finish();
+    b.op(main, "c_rank")
+        .input("Comm", ["k"])
+        .output("Out", ["v"])
+        .finish();
+    b.op(main, "c_allreduce_max")
+        .input("Comm", ["k"])
+        .input("X", ["f"])
+        .output("Out", ["f"])
+        .finish();
+    b.op(main, "c_broadcast")
+        .input("Comm", ["k"])
+        .input("X", ["s"])
+        .input("Root", ["v"])
+        .output("Out", ["_"])
+        .finish();
+    b.op(main, "c_allgather")
+        .input("Comm", ["k"])
+        .input("X", ["f"])
+        .output("Out", ["fs"])
+        .finish();
+    b.op(main, "c_barrier").input("Comm", ["k"]).finish();
+    b.op(main, "eq")
+        .input("X", ["k"])
+        .input("Y", ["k"])
+        .output("Out", ["b"])
+        .finish();
+    assert_eq!(issues(&b.build()), Vec::<String>::new());
+
+    let (mut b, main) = base();
+    b.var(main, "cs", Type::list(Type::comm()));
+    b.var(main, "k", Type::comm());
+    b.var(main, "f", Type::float());
+    b.op(main, "c_group")
+        .input("N", ["v"])
+        .output("Out", ["cs"])
+        .attr("rings", 0i64)
+        .finish();
+    b.op(main, "c_group")
+        .input("N", ["v"])
+        .output("Out", ["cs"])
+        .finish();
+    b.op(main, "c_rank")
+        .input("Comm", ["c"])
+        .output("Out", ["v"])
+        .finish();
+    b.op(main, "c_allreduce_sum")
+        .input("Comm", ["k"])
+        .input("X", ["s"])
+        .output("Out", ["s"])
+        .finish();
+    b.op(main, "c_allreduce_prod")
+        .input("Comm", ["k"])
+        .input("X", ["v"])
+        .output("Out", ["f"])
+        .finish();
+    b.op(main, "c_broadcast")
+        .input("Comm", ["k"])
+        .input("X", ["v"])
+        .input("Root", ["v"])
+        .output("Out", ["s"])
+        .finish();
+    b.op(main, "c_allgather")
+        .input("Comm", ["k"])
+        .input("X", ["v"])
+        .output("Out", ["cs"])
+        .finish();
+    b.op(main, "c_world").output("Out", ["cs"]).finish();
+    let p = b.build();
+    rejects(
+        &p,
+        "block 1, op 1 (c_group): rings is 0 but a group needs at least 1 ring",
+    );
+    rejects(
+        &p,
+        "block 1, op 2 (c_group): missing required attribute \"rings\"",
+    );
+    rejects(
+        &p,
+        "block 1, op 3 (c_rank): slot \"Comm\" needs comm but \"c\" is chan int",
+    );
+    rejects(
+        &p,
+        "block 1, op 4 (c_allreduce_sum): c_allreduce_sum does not apply to \"s\" of type string",
+    );
+    rejects(
+        &p,
+        "block 1, op 5 (c_allreduce_prod): Out \"f\" is float but X \"v\" is int",
+    );
+    rejects(
+        &p,
+        "block 1, op 6 (c_broadcast): Out \"s\" is string but X \"v\" is int",
+    );
+    rejects(
+        &p,
+        "block 1, op 7 (c_allgather): Out \"cs\" is []comm but X \"v\" is int (want []int)",
+    );
+    rejects(
+        &p,
+        "block 1, op 8 (c_world): slot \"Out\" needs comm but \"cs\" is []comm",
+    );
 }

@@ -77,6 +77,15 @@ pub enum TypeKind {
     Named(Ident),
     Chan(Box<TypeExpr>),
     List(Box<TypeExpr>),
+    /// `map[K]V`.
+    Map(Box<TypeExpr>, Box<TypeExpr>),
+    /// `func(P1, P2) R`; the result may be a `Tuple`.
+    Func {
+        params: Vec<TypeExpr>,
+        result: Option<Box<TypeExpr>>,
+    },
+    /// The results `(T1, T2, ...)` of a function with several (at least two).
+    Tuple(Vec<TypeExpr>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -198,10 +207,15 @@ pub enum StmtKind {
         chan: Expr,
         value: Expr,
     },
-    /// `go f(args)`: the expression is a call.
-    GoCall(Expr),
-    GoBlock(Block),
-    Return(Option<Expr>),
+    /// `go f(args)`, or `go f(args) on DEV` (the placement, a string
+    /// expression): the first expression is a call.
+    GoCall(Expr, Option<Expr>),
+    /// `go { stmts }`, or `go { stmts } on DEV`.
+    GoBlock(Block, Option<Expr>),
+    /// `defer f(args)`: the expression is a call.
+    Defer(Expr),
+    /// `return`, `return e`, `return a, b`.
+    Return(Vec<Expr>),
     Break(Option<Ident>),
     Continue(Option<Ident>),
     Block(Block),
@@ -325,6 +339,21 @@ pub enum ExprKind {
     Elided(Vec<Element>),
     /// A type in expression position (`make(chan int)`).
     Type(TypeExpr),
+    /// `map[K]V{k: v, ...}`: `ty` is the whole map type.
+    MapLit {
+        ty: TypeExpr,
+        entries: Vec<(Expr, Expr)>,
+    },
+    /// `func(params) results { body }`.
+    FuncLit(Box<FuncLit>),
+}
+
+/// A function literal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncLit {
+    pub params: Vec<FieldDecl>,
+    pub result: Option<TypeExpr>,
+    pub body: Block,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -15,6 +15,8 @@ pub enum Tok {
     Int,
     Float,
     Str,
+    /// A character literal `'a'` (an untyped int constant).
+    Char,
     // keywords
     Func,
     Go,
@@ -37,6 +39,8 @@ pub enum Tok {
     True,
     False,
     Nil,
+    Map,
+    Defer,
     // punctuation
     LParen,
     RParen,
@@ -89,6 +93,7 @@ impl Tok {
             Ident => "name",
             Int | Float => "number",
             Str => "string",
+            Char => "character",
             Func => "func",
             Go => "go",
             Chan => "chan",
@@ -110,6 +115,8 @@ impl Tok {
             True => "true",
             False => "false",
             Nil => "nil",
+            Map => "map",
+            Defer => "defer",
             LParen => "(",
             RParen => ")",
             LBrack => "[",
@@ -185,6 +192,8 @@ fn keyword(s: &str) -> Option<Tok> {
         "true" => True,
         "false" => False,
         "nil" => Nil,
+        "map" => Map,
+        "defer" => Defer,
         _ => return None,
     })
 }
@@ -197,6 +206,7 @@ fn ends_statement(t: Tok) -> bool {
             | Int
             | Float
             | Str
+            | Char
             | RParen
             | RBrack
             | RBrace
@@ -278,6 +288,9 @@ pub fn lex(src: &str, diags: &mut Diagnostics) -> Vec<Token> {
         } else if c == b'"' {
             lex_string(src, &mut i, diags);
             Tok::Str
+        } else if c == b'\'' {
+            lex_char(src, &mut i, diags);
+            Tok::Char
         } else if let Some((t, n)) = punct(&b[i..]) {
             i += n;
             t
@@ -433,6 +446,111 @@ fn lex_string(src: &str, i: &mut usize, diags: &mut Diagnostics) {
         Span::new(start, start + 1),
         &SyntaxError::StringNotTerminated,
     );
+}
+
+/// A character literal `'x'`: one character or one escape between single
+/// quotes (docs/language.md, "Lexical rules"). Errors are reported as Go
+/// words them; the token still ends at the closing quote (or the line).
+fn lex_char(src: &str, i: &mut usize, diags: &mut Diagnostics) {
+    let b = src.as_bytes();
+    let start = *i;
+    *i += 1;
+    let mut count = 0;
+    while *i < b.len() {
+        match b[*i] {
+            b'\'' => {
+                *i += 1;
+                match count {
+                    0 => diags.report(Span::new(start, *i), &SyntaxError::RuneEmpty),
+                    1 => {}
+                    _ => diags.report(Span::new(start, *i), &SyntaxError::RuneTooLong),
+                }
+                return;
+            }
+            b'\n' => break,
+            b'\\' => {
+                let at = *i;
+                *i += 1;
+                count += 1;
+                let digits = match b.get(*i) {
+                    Some(
+                        b'n' | b't' | b'r' | b'\\' | b'\'' | b'"' | b'0' | b'a' | b'b' | b'f'
+                        | b'v',
+                    ) => {
+                        *i += 1;
+                        continue;
+                    }
+                    Some(b'x') => 2,
+                    Some(b'u') => 4,
+                    Some(b'U') => 8,
+                    Some(b'\n') | None => continue,
+                    Some(_) => {
+                        let ch = src[*i..].chars().next().unwrap_or('?');
+                        *i += ch.len_utf8();
+                        diags.report(Span::new(at, *i), &SyntaxError::UnknownEscape);
+                        continue;
+                    }
+                };
+                *i += 1;
+                let hex_end = (*i + digits).min(b.len());
+                let ok = b[*i..hex_end].iter().all(u8::is_ascii_hexdigit)
+                    && hex_end - *i == digits
+                    && escape_value(&src[at..hex_end]).is_some();
+                if !ok {
+                    while *i < b.len() && b[*i].is_ascii_hexdigit() {
+                        *i += 1;
+                    }
+                    diags.report(Span::new(at, *i), &SyntaxError::UnknownEscape);
+                } else {
+                    *i = hex_end;
+                }
+            }
+            _ => {
+                let ch = src[*i..].chars().next().unwrap_or('?');
+                *i += ch.len_utf8();
+                count += 1;
+            }
+        }
+    }
+    diags.report(Span::new(start, start + 1), &SyntaxError::RuneNotTerminated);
+}
+
+/// The code point of a `\x`, `\u` or `\U` escape (`text` starts at the
+/// backslash): `\xHH` is a byte value, the others must be a code point
+/// (no surrogates, at most U+10FFFF), as in Go.
+fn escape_value(text: &str) -> Option<u32> {
+    let v = u32::from_str_radix(text.get(2..)?, 16).ok()?;
+    match text.as_bytes().get(1) {
+        Some(b'x') => Some(v),
+        _ => char::from_u32(v).map(|c| c as u32),
+    }
+}
+
+/// The value of a character literal token (quotes included in `text`):
+/// the code point of its one character or escape. Errors were already
+/// reported; a malformed literal reads as 0.
+pub fn char_value(text: &str) -> u64 {
+    let inner = text.strip_prefix('\'').unwrap_or(text);
+    let inner = inner.strip_suffix('\'').unwrap_or(inner);
+    let mut chars = inner.chars();
+    let v = match chars.next() {
+        Some('\\') => match chars.next() {
+            Some('n') => '\n' as u32,
+            Some('t') => '\t' as u32,
+            Some('r') => '\r' as u32,
+            Some('0') => 0,
+            Some('a') => 7,
+            Some('b') => 8,
+            Some('f') => 12,
+            Some('v') => 11,
+            Some('x' | 'u' | 'U') => escape_value(inner).unwrap_or(0),
+            Some(o) => o as u32,
+            None => 0,
+        },
+        Some(c) => c as u32,
+        None => 0,
+    };
+    v as u64
 }
 
 /// The value of a string literal token (quotes included in `text`).

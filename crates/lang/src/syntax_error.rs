@@ -66,9 +66,6 @@ pub enum SyntaxError {
     /// `var` at the top level.
     #[error("top-level variables are not allowed")]
     TopLevelVar,
-    /// `func f() (a, b)`.
-    #[error("a function has at most one result")]
-    MultipleResults,
     /// `struct { ... }` as a type expression.
     #[error("struct types must be declared with a name")]
     AnonymousStruct,
@@ -78,9 +75,9 @@ pub enum SyntaxError {
     /// `func` inside a function.
     #[error("functions must be declared at the top level")]
     LocalFunc,
-    /// `func (...) { ... }` as an expression.
-    #[error("function literals are not supported")]
-    FuncLiteral,
+    /// `defer x` where `x` is not a call.
+    #[error("expression in defer must be a function call")]
+    DeferNotCall,
     /// `go x` where `x` is not a call.
     #[error("expression in go must be a function call")]
     GoNotCall,
@@ -129,6 +126,32 @@ pub enum SyntaxError {
     /// `expr: value` in a composite literal where `expr` is not a name.
     #[error("field name in struct literal must be a name")]
     FieldKeyNotName,
+    /// A character literal that reaches the end of its line.
+    #[error("rune literal not terminated")]
+    RuneNotTerminated,
+    /// `''`.
+    #[error("empty rune literal or unescaped ' in rune literal")]
+    RuneEmpty,
+    /// `'ab'`.
+    #[error("more than one character in rune literal")]
+    RuneTooLong,
+
+    // ---- Go features Weft leaves out (docs/language.md, "Not in Weft") ----
+    /// `goto L`.
+    #[error("goto is not supported in Weft")]
+    Goto,
+    /// `*T`, `*p` or `&x`.
+    #[error("pointers are not supported in Weft")]
+    Pointers,
+    /// `func (r T) m()`.
+    #[error("methods are not supported in Weft")]
+    Methods,
+    /// `interface{}` or `type I interface { ... }`.
+    #[error("interfaces are not supported in Weft")]
+    Interfaces,
+    /// `func f[T any]()` or `type S[T any] struct`.
+    #[error("generics are not supported in Weft")]
+    Generics,
 }
 
 impl Message for SyntaxError {
@@ -139,14 +162,20 @@ impl Message for SyntaxError {
             TopLevelVar => {
                 "tasks share nothing but channels; declare the variable inside a function"
             }
-            MultipleResults => "return a struct to return several values",
             AnonymousStruct => "declare it with `type Name struct { ... }`",
-            LocalFunc => "use `go { ... }` to run a block as a task",
-            FuncLiteral => "declare a named function, or use `go { ... }` for a task",
+            LocalFunc => "assign a function literal: `name := func(...) { ... }`",
+            DeferNotCall => "write `defer f(args)` or `defer func() { ... }()`",
             GoNotCall => "write `go f(args)` or `go { statements }`",
             RangeAssign => "declare the loop variables with :=",
             AssignAsValue { .. } => "did you mean == ?",
             SelectCaseNotComm => "write `case v := <-ch:` or `case ch <- v:`",
+            Goto => "use a labelled `break` or `continue`, or a loop",
+            Pointers => {
+                "values are copied: return the changed value, or share it through a channel"
+            }
+            Methods => "write a function that takes the value as its first parameter",
+            Interfaces => "pass a func value, or use a struct",
+            Generics => "write the function for each type it is used with",
             _ => return None,
         };
         Some(help.to_string())
@@ -176,11 +205,11 @@ mod tests {
             MissingParamType => 10,
             TooDeep => 11,
             TopLevelVar => 12,
-            MultipleResults => 13,
+            DeferNotCall => 13,
             AnonymousStruct => 14,
             LocalType => 15,
             LocalFunc => 16,
-            FuncLiteral => 17,
+            Generics => 17,
             GoNotCall => 18,
             DefineNonName => 19,
             CompoundAssignMulti => 20,
@@ -195,10 +224,17 @@ mod tests {
             RecvCaseTooManyVars => 29,
             SelectCaseNotComm => 30,
             FieldKeyNotName => 31,
+            Goto => 32,
+            Pointers => 33,
+            Methods => 34,
+            Interfaces => 35,
+            RuneNotTerminated => 36,
+            RuneEmpty => 37,
+            RuneTooLong => 38,
         }
     }
 
-    const VARIANTS: usize = 32;
+    const VARIANTS: usize = 39;
 
     fn one_of_each() -> Vec<SyntaxError> {
         use SyntaxError::*;
@@ -223,11 +259,10 @@ mod tests {
             MissingParamType,
             TooDeep,
             TopLevelVar,
-            MultipleResults,
+            DeferNotCall,
             AnonymousStruct,
             LocalType,
             LocalFunc,
-            FuncLiteral,
             GoNotCall,
             DefineNonName,
             CompoundAssignMulti,
@@ -246,6 +281,14 @@ mod tests {
             RecvCaseTooManyVars,
             SelectCaseNotComm,
             FieldKeyNotName,
+            Goto,
+            Pointers,
+            Methods,
+            Interfaces,
+            Generics,
+            RuneNotTerminated,
+            RuneEmpty,
+            RuneTooLong,
         ]
     }
 

@@ -47,14 +47,26 @@ impl Seen {
                 self.add(format!("incdec:{inc}"));
                 self.expr(target);
             }
-            StmtKind::Expr(e) | StmtKind::GoCall(e) => self.expr(e),
+            StmtKind::Expr(e) | StmtKind::GoCall(e, None) | StmtKind::Defer(e) => self.expr(e),
+            StmtKind::GoCall(e, Some(on)) => {
+                self.add("go:on");
+                self.expr(e);
+                self.expr(on);
+            }
             StmtKind::Send { chan, value } => {
                 self.expr(chan);
                 self.expr(value);
             }
-            StmtKind::GoBlock(b) | StmtKind::Block(b) => self.stmts(&b.stmts),
+            StmtKind::GoBlock(b, on) => {
+                if let Some(on) = on {
+                    self.add("goblock:on");
+                    self.expr(on);
+                }
+                self.stmts(&b.stmts)
+            }
+            StmtKind::Block(b) => self.stmts(&b.stmts),
             StmtKind::Return(v) => {
-                self.add(format!("return:{}", v.is_some()));
+                self.add(format!("return:{}", !v.is_empty()));
                 v.iter().for_each(|e| self.expr(e));
             }
             StmtKind::Break(l) => self.add(format!("break:{}", l.is_some())),
@@ -202,6 +214,13 @@ impl Seen {
                 }
                 elems.iter().for_each(|el| self.expr(&el.value));
             }
+            ExprKind::MapLit { entries, .. } => {
+                for (k, v) in entries {
+                    self.expr(k);
+                    self.expr(v);
+                }
+            }
+            ExprKind::FuncLit(f) => self.stmts(&f.body.stmts),
             _ => {}
         }
     }
@@ -229,7 +248,7 @@ fn all_constructs_uses_every_form() {
     for s in [
         "Var", "Const", "Define", "Assign", "IncDec", "Expr", "Send", "GoCall", "GoBlock",
         "Return", "Break", "Continue", "Block", "If", "Switch", "Select", "For", "ForRange",
-        "Labeled",
+        "Labeled", "Defer",
     ] {
         want.push(format!("stmt:{s}"));
     }
@@ -251,6 +270,8 @@ fn all_constructs_uses_every_form() {
         "ListLit",
         "Elided",
         "Type",
+        "MapLit",
+        "FuncLit",
     ] {
         want.push(format!("expr:{e}"));
     }
@@ -310,6 +331,8 @@ fn all_constructs_uses_every_form() {
             "elems:keyed=false",
             "spread",
             "decl:type",
+            "go:on",
+            "goblock:on",
         ]
         .map(String::from),
     );

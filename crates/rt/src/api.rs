@@ -64,6 +64,9 @@ pub enum WaitKind {
     Select,
     NilChan,
     Sleep,
+    /// A member of a collective group waiting for the others
+    /// (docs/language.md, "Collectives").
+    Collective,
 }
 
 impl fmt::Display for WaitKind {
@@ -74,6 +77,7 @@ impl fmt::Display for WaitKind {
             WaitKind::Select => "select",
             WaitKind::NilChan => "nil chan",
             WaitKind::Sleep => "sleep",
+            WaitKind::Collective => "collective",
         })
     }
 }
@@ -133,6 +137,7 @@ mod tests {
             (WaitKind::Select, "select"),
             (WaitKind::NilChan, "nil chan"),
             (WaitKind::Sleep, "sleep"),
+            (WaitKind::Collective, "collective"),
         ];
         for (k, s) in kinds {
             assert_eq!(k.to_string(), s);

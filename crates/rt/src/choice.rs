@@ -38,6 +38,10 @@ pub enum OpKind {
     Go,
     /// A `print` (object [`STDOUT`]).
     Print,
+    /// Arriving at a collective of a group (object [`COLLECTIVES`]).
+    Collective,
+    /// Reading or writing a file (object [`FILES`]).
+    File,
     /// A yield at a preemption point of a busy task (not an operation).
     Yield,
     /// The first step of a new task, up to its first operation.
@@ -74,6 +78,8 @@ impl OpKind {
             OpKind::Len => "len",
             OpKind::Go => "go",
             OpKind::Print => "print",
+            OpKind::Collective => "collective",
+            OpKind::File => "file",
             OpKind::Yield => "yield",
             OpKind::Start => "start",
             OpKind::Resume => "resume",
@@ -86,6 +92,15 @@ impl OpKind {
 /// The object number of the program's output: prints are ordered
 /// among themselves like the operations on one channel.
 pub const STDOUT: u64 = 0;
+
+/// The object number of every group's collectives: arrivals at any
+/// collective are ordered among themselves (conservative: two groups'
+/// collectives would commute).
+pub const COLLECTIVES: u64 = u64::MAX;
+
+/// The object number of the file system: reads and writes of files are
+/// ordered among themselves, whichever the path.
+pub const FILES: u64 = u64::MAX - 1;
 
 /// The objects (channels, the output) an operation touches: numbers the
 /// embedder gives, equal in every run that made the same decisions

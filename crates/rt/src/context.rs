@@ -1,7 +1,7 @@
 //! The worker context installed in a thread-local while a worker runs, and
 //! the free functions a task calls on "the current runtime": `spawn`,
 //! `current_task`, `set_wait`/`clear_wait`, `yield_now`, `preempt_point`,
-//! `run_seed`, `trace_span`, `external_wait`. Also the wake routing
+//! `run_seed`, `trace_span`, `external_wait`, `run_control`. Also the wake routing
 //! (`Schedule for Shared`), which needs the thread-local to find the LIFO
 //! slot.
 //!
@@ -21,7 +21,7 @@ use std::task::{Context, Poll};
 
 use crossbeam_deque::Worker;
 
-use super::api::{SpawnError, SrcLoc, TaskEnd, WaitKind};
+use super::api::{BlockedTask, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
 use super::choice::ControlState;
 use super::shared::{Shared, Task};
 use super::task::Schedule;
@@ -439,23 +439,74 @@ impl Future for YieldNow {
 /// A named span on the current task's trace track, closed when the guard
 /// drops. Costs one thread-local read and a branch when tracing is off.
 pub fn trace_span(name: impl Into<std::borrow::Cow<'static, str>>) -> TraceSpan {
+    trace_span_in("op", name)
+}
+
+/// A span like [`trace_span`] in the category `cat` (the trace event's
+/// `cat`: `"op"` for [`trace_span`]; the interpreter uses `"copy"` for a
+/// copy between devices and `"fallback"` for an op run on the host).
+pub fn trace_span_in(
+    cat: &'static str,
+    name: impl Into<std::borrow::Cow<'static, str>>,
+) -> TraceSpan {
     let start = with_ctx(|ctx| ctx.trace.as_ref().map(|_| ctx.shared.driver.now())).flatten();
     TraceSpan {
         start,
+        cat,
         name: start.map(|_| name.into()),
     }
+}
+
+/// Records a finished span on the current task's track from `start` to
+/// `end`, instants taken anywhere (a compute pool thread timing the steps
+/// of its kernel). Instants before the run began count as its start.
+/// Tracing runs only.
+pub fn trace_span_between(
+    cat: &'static str,
+    name: impl Into<std::borrow::Cow<'static, str>>,
+    start: std::time::Instant,
+    end: std::time::Instant,
+) {
+    with_ctx(|ctx| {
+        if let Some(buf) = &ctx.trace {
+            let ts = ctx.shared.driver.at(start);
+            let dur = ctx.shared.driver.at(end).saturating_sub(ts);
+            buf.borrow_mut().push(Event {
+                name: name.into(),
+                cat,
+                ts,
+                dur,
+                task: ctx.current_id(),
+                worker: Some(ctx.index),
+                kind: Kind::Span,
+            });
+        }
+    });
+}
+
+/// Names the device the current task runs on (docs/language.md,
+/// "Placement") in the trace: its track's metadata says it, and the
+/// tracks are ordered by device, so `weft trace` and Perfetto show each
+/// device's tasks together. The last one given wins; tracing runs only.
+pub fn set_task_device(device: impl Into<Arc<str>>) {
+    with_ctx(|ctx| {
+        if let Some(tracer) = &ctx.shared.tracer {
+            tracer.place_task(ctx.current_id(), device.into());
+        }
+    });
 }
 
 /// Guard returned by [`trace_span`].
 pub struct TraceSpan {
     start: Option<u64>,
+    cat: &'static str,
     name: Option<std::borrow::Cow<'static, str>>,
 }
 
 impl Drop for TraceSpan {
     fn drop(&mut self) {
         if let (Some(start), Some(name)) = (self.start, self.name.take()) {
-            with_ctx(|ctx| ctx.trace_event(name, "op", start, ctx.current_id()));
+            with_ctx(|ctx| ctx.trace_event(name, self.cat, start, ctx.current_id()));
         }
     }
 }
@@ -486,6 +537,41 @@ impl Drop for ExternalWait {
             shared.holds.fetch_sub(1, Ordering::SeqCst);
             // Let a parked worker re-run the deadlock check.
             shared.notify_parked_remote();
+        }
+    }
+}
+
+/// A handle on the current run for code outside its tasks (another
+/// thread): the blocked tasks, and ending the run. Taken inside a task with
+/// [`run_control`]; it does not keep the run alive, and does nothing once
+/// the run has returned.
+#[derive(Clone)]
+pub struct RunControl {
+    shared: Weak<Shared>,
+}
+
+/// The current run's [`RunControl`]; `None` outside a runtime task.
+pub fn run_control() -> Option<RunControl> {
+    with_ctx(|ctx| RunControl {
+        shared: Arc::downgrade(&ctx.shared),
+    })
+}
+
+impl RunControl {
+    /// Every live task that recorded a wait, in task-number order (what a
+    /// deadlock report lists). Empty once the run has returned.
+    pub fn blocked_tasks(&self) -> Vec<BlockedTask> {
+        self.shared
+            .upgrade()
+            .map(|s| s.blocked_tasks())
+            .unwrap_or_default()
+    }
+
+    /// Ends the run with `outcome` (the first end of a run wins), as a
+    /// panic, `exit` or deadlock inside it would.
+    pub fn end(&self, outcome: RunOutcome) {
+        if let Some(s) = self.shared.upgrade() {
+            s.finish(outcome);
         }
     }
 }

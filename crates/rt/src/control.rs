@@ -146,7 +146,7 @@ pub(crate) fn run_controlled(
     let local: Worker<Arc<Task>> = Worker::new_fifo();
     let tracer = cfg.trace.clone().map(Tracer::new);
     let shared = Arc::new(Shared::new(
-        1,
+        super::idle::Idle::new(1, None),
         cfg.seed,
         cfg.max_tasks,
         vec![local.stealer()],

@@ -29,8 +29,31 @@
 //! P5. Leave: lock; if still on the sleeper list (woken by a timer, an I/O
 //!     event or step P3), remove itself and count itself searching; else a
 //!     notifier already did the accounting. Only then fire timers.
+//!
+//! Quiescence (a run given a [`Quiescence`] hook: one process of several,
+//! docs/runtime.md, "Quiescence"): where step P2 would declare a deadlock,
+//! the run is instead *quiescent*: the hook is told `true` and the worker
+//! parks as usual. The first step after that which takes a worker out of
+//! the parked state (a notify's pop, or P5 removing itself) tells the hook
+//! `false`. Both happen under the sleepers lock, so the hook sees them in
+//! order, and a wake from outside the runtime (the only kind that can come
+//! while it is quiescent) has told it `false` before the wake returns.
+
+use std::sync::Arc;
 
 use crate::loom::{fence, AtomicUsize, Mutex, Ordering};
+
+/// Told when a run becomes quiescent (every worker parked, no queued task,
+/// no timer, I/O wait or outside hold: what would otherwise end the run as
+/// a deadlock) and when it stops being so. The run then goes on waiting
+/// until something outside wakes a task or ends the run
+/// ([`crate::RunControl::end`]). Called under the runtime's idle lock: it
+/// must be quick and must not call into the runtime.
+pub trait Quiescence: Send + Sync {
+    /// `true`: the run just became quiescent; `false`: a worker left the
+    /// parked state after that.
+    fn changed(&self, quiescent: bool);
+}
 
 /// What `transition_to_parked` decided.
 #[derive(Debug, PartialEq, Eq)]
@@ -44,22 +67,36 @@ pub enum ParkDecision {
 }
 
 /// Idle accounting of a run's workers.
-#[derive(Debug)]
 pub struct Idle {
     workers: usize,
     num_searching: AtomicUsize,
     num_parked: AtomicUsize,
     sleepers: Mutex<Sleepers>,
+    /// Told instead of declaring a deadlock (see the module doc).
+    quiescence: Option<Arc<dyn Quiescence>>,
 }
 
 #[derive(Debug)]
 struct Sleepers {
     list: Vec<usize>,
     shutdown: bool,
+    /// The hook was last told `true`.
+    quiescent: bool,
+}
+
+impl std::fmt::Debug for Idle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Idle")
+            .field("workers", &self.workers)
+            .field("num_searching", &self.num_searching)
+            .field("num_parked", &self.num_parked)
+            .field("quiescence", &self.quiescence.is_some())
+            .finish()
+    }
 }
 
 impl Idle {
-    pub fn new(workers: usize) -> Idle {
+    pub fn new(workers: usize, quiescence: Option<Arc<dyn Quiescence>>) -> Idle {
         Idle {
             workers,
             num_searching: AtomicUsize::new(0),
@@ -67,7 +104,25 @@ impl Idle {
             sleepers: Mutex::new(Sleepers {
                 list: Vec::with_capacity(workers),
                 shutdown: false,
+                quiescent: false,
             }),
+            quiescence,
+        }
+    }
+
+    /// The number of workers.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// A worker leaves the parked state: a quiescent run no longer is.
+    /// Runs under the sleepers lock.
+    fn leave_quiescence(&self, s: &mut Sleepers) {
+        if s.quiescent {
+            s.quiescent = false;
+            if let Some(q) = &self.quiescence {
+                q.changed(false);
+            }
         }
     }
 
@@ -84,6 +139,7 @@ impl Idle {
             return None;
         }
         let w = s.list.pop()?;
+        self.leave_quiescence(&mut s);
         self.num_parked.fetch_sub(1, Ordering::SeqCst);
         self.num_searching.fetch_add(1, Ordering::SeqCst);
         Some(w)
@@ -112,7 +168,8 @@ impl Idle {
     }
 
     /// Park steps P1-P2. `deadlocked` runs under the lock when every worker
-    /// is parked and returns whether nothing can ever run again.
+    /// is parked and returns whether nothing can ever run again; with a
+    /// quiescence hook that makes the run quiescent instead of a deadlock.
     pub fn transition_to_parked(
         &self,
         worker: usize,
@@ -129,7 +186,13 @@ impl Idle {
         let parked = self.num_parked.fetch_add(1, Ordering::SeqCst) + 1;
         s.list.push(worker);
         if parked == self.workers && deadlocked() {
-            return ParkDecision::Deadlock;
+            let Some(q) = &self.quiescence else {
+                return ParkDecision::Deadlock;
+            };
+            if !s.quiescent {
+                s.quiescent = true;
+                q.changed(true);
+            }
         }
         ParkDecision::Parked
     }
@@ -139,6 +202,7 @@ impl Idle {
         let mut s = self.sleepers.lock();
         if let Some(pos) = s.list.iter().position(|&w| w == worker) {
             s.list.swap_remove(pos);
+            self.leave_quiescence(&mut s);
             self.num_parked.fetch_sub(1, Ordering::SeqCst);
             self.num_searching.fetch_add(1, Ordering::SeqCst);
         }

@@ -17,7 +17,7 @@
 //! | `registry.rs`   | tasks that blocked (deadlock report, final drop) |
 //! | `shared.rs`     | state shared by workers; spawn, notify, shutdown protocol, deadlock check |
 //! | `worker.rs`     | the worker loop: LIFO slot, local queue, injector, stealing |
-//! | `idle.rs`       | idle accounting; notify and park protocols |
+//! | `idle.rs`       | idle accounting; notify and park protocols; the quiescence hook |
 //! | `park.rs`       | parking a thread on a condvar or in the poller |
 //! | `trace.rs`      | Chrome trace-event timeline |
 //! | `netpoll/`      | the poller: epoll, timers, I/O readiness |
@@ -62,7 +62,10 @@
 //! Invariants: every task future is dropped before `Runtime::run` returns
 //! and every worker thread is joined; a run ends at the first of main
 //! returning, a panic, an exit, or a deadlock (every worker parked, no queued
-//! task, no pending timer, I/O wait or external hold).
+//! task, no pending timer, I/O wait or external hold), except that a run
+//! given a quiescence hook (`Runtime::with_quiescence`) tells the hook
+//! instead of declaring a deadlock and waits until it is woken or ended
+//! (`RunControl::end`).
 
 mod api;
 mod choice;
@@ -91,15 +94,21 @@ use std::sync::Arc;
 use crossbeam_deque::Worker;
 
 pub use api::{BlockedTask, Config, RunOutcome, SpawnError, SrcLoc, TaskEnd, WaitKind};
-pub use choice::{Chooser, Objects, Op, OpKind, PickKind, Ready, SchedPoint, StepRec, STDOUT};
-pub use context::{
-    clear_wait, current_task, external_wait, preempt_point, release_lifo, run_seed, set_task_name,
-    set_wait, set_wait_site, spawn, trace_span, tracing, yield_now, ExternalWait, TraceSpan,
+pub use choice::{
+    Chooser, Objects, Op, OpKind, PickKind, Ready, SchedPoint, StepRec, COLLECTIVES, FILES, STDOUT,
 };
+pub use context::{
+    clear_wait, current_task, external_wait, preempt_point, release_lifo, run_control, run_seed,
+    set_task_name, set_wait, set_wait_site, spawn, trace_span, tracing, yield_now, ExternalWait,
+    RunControl, TraceSpan,
+};
+pub use context::{set_task_device, trace_span_between, trace_span_in};
 pub use control::{
     choose, choose_word, controlled, delay_until, made, prefer_case, sched_point, ControlConfig,
     ControlEnd, ControlRun, DelayUntil, Leak,
 };
+pub use idle::Quiescence;
+pub use netpoll::IoSource;
 pub use time::{after, now_ms, register_io, sleep};
 pub use wait::SiteResolver;
 
@@ -113,6 +122,7 @@ use weft_chan::loom;
 pub struct Runtime {
     cfg: Config,
     sites: Option<SiteResolver>,
+    quiescence: Option<Arc<dyn Quiescence>>,
     trace_error: loom::Mutex<Option<String>>,
 }
 
@@ -121,6 +131,7 @@ impl Runtime {
         Runtime {
             cfg,
             sites: None,
+            quiescence: None,
             trace_error: loom::Mutex::new(None),
         }
     }
@@ -129,6 +140,17 @@ impl Runtime {
     /// `set_wait_site`, called only to write a deadlock report.
     pub fn with_wait_sites(mut self, resolver: SiteResolver) -> Runtime {
         self.sites = Some(resolver);
+        self
+    }
+
+    /// Makes the run tell `hook` when it becomes quiescent (every worker
+    /// parked with no queued task, timer, I/O wait or outside hold) instead
+    /// of ending it as a deadlock, and when it stops being so; the run then
+    /// waits for a wake from outside or for [`RunControl::end`]. One
+    /// process of a multi-process program uses it to take part in the
+    /// distributed deadlock detection (docs/runtime.md, "Quiescence").
+    pub fn with_quiescence(mut self, hook: Arc<dyn Quiescence>) -> Runtime {
+        self.quiescence = Some(hook);
         self
     }
 
@@ -146,7 +168,7 @@ impl Runtime {
         let stealers = locals.iter().map(|w| w.stealer()).collect();
         let tracer = self.cfg.trace.clone().map(Tracer::new);
         let shared = Arc::new(Shared::new(
-            workers,
+            idle::Idle::new(workers, self.quiescence.clone()),
             self.cfg.seed,
             self.cfg.max_tasks,
             stealers,

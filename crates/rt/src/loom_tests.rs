@@ -4,7 +4,9 @@
 //! machine queues a woken task exactly once, and a task's body (its
 //! `UnsafeCell`) is only touched by one worker at a time; the same holds
 //! for a push to the pusher's own queue notified without the fence (spawn,
-//! yield, and the LIFO hand-off of `release_lifo`). Unit tests, so that
+//! yield, and the LIFO hand-off of `release_lifo`); a run with a quiescence
+//! hook is never reported quiescent while a task woken from outside is
+//! queued or running. Unit tests, so that
 //! they reach the crate's private modules. Run with:
 //!
 //!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
@@ -16,7 +18,7 @@ use std::task::{Context, Wake, Waker};
 use ::loom::thread;
 
 use crate::api::TaskEnd;
-use crate::idle::{Idle, ParkDecision};
+use crate::idle::{Idle, ParkDecision, Quiescence};
 use crate::loom::{fence, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::park::{ParkDriver, Parker};
 use crate::state::TaskState;
@@ -152,7 +154,7 @@ fn queued_work_model(with_fence: bool) {
     let mut builder = ::loom::model::Builder::new();
     builder.preemption_bound = Some(3);
     builder.check(move || {
-        let idle = Arc::new(Idle::new(2));
+        let idle = Arc::new(Idle::new(2, None));
         let parkers = Arc::new([Parker::new(), Parker::new()]);
         let driver = Arc::new(ModelDriver::new());
         let queue = Arc::new(AtomicUsize::new(0));
@@ -191,6 +193,76 @@ fn queued_work_wakes_a_parked_worker_and_is_never_a_deadlock() {
 #[test]
 fn an_unfenced_local_hand_off_still_runs_and_is_never_a_deadlock() {
     queued_work_model(false);
+}
+
+/// The hook of a model run: the last state it was told, with a condition
+/// variable to wait for a change.
+struct ModelHook {
+    quiescent: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Quiescence for ModelHook {
+    fn changed(&self, quiescent: bool) {
+        *self.quiescent.lock() = quiescent;
+        self.cv.notify_all();
+    }
+}
+
+/// Two workers of a run with a quiescence hook go quiescent; an outside
+/// thread (one process's messaging thread) waits for that, queues an item
+/// and notifies, as a wake from outside does, then waits for quiescence
+/// again: by then the item has run. Were the notify not to clear the
+/// state, or were quiescence declared while the item is queued, the
+/// outside thread would see `true` before the item ran.
+#[test]
+fn quiescence_is_left_by_an_outside_wake_and_never_hides_queued_work() {
+    let mut builder = ::loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(|| {
+        let hook = StdArc::new(ModelHook {
+            quiescent: Mutex::new(false),
+            cv: Condvar::new(),
+        });
+        let idle = Arc::new(Idle::new(2, Some(hook.clone() as StdArc<dyn Quiescence>)));
+        let parkers = Arc::new([Parker::new(), Parker::new()]);
+        let driver = Arc::new(ModelDriver::new());
+        let queue = Arc::new(AtomicUsize::new(0));
+        let taken = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..2)
+            .map(|i| {
+                let (idle, parkers, driver, queue, taken) = (
+                    idle.clone(),
+                    parkers.clone(),
+                    driver.clone(),
+                    queue.clone(),
+                    taken.clone(),
+                );
+                thread::spawn(move || worker(i, &idle, &parkers, &driver, &queue, &taken))
+            })
+            .collect();
+        let wait_quiescent = || {
+            let mut q = hook.quiescent.lock();
+            while !*q {
+                q = hook.cv.wait(q);
+            }
+        };
+        wait_quiescent();
+        assert_eq!(taken.load(Ordering::SeqCst), 0);
+        queue.fetch_add(1, Ordering::SeqCst);
+        if let Some(w) = idle.worker_to_notify(true) {
+            parkers[w].unpark(&*driver);
+        }
+        wait_quiescent();
+        assert_eq!(taken.load(Ordering::SeqCst), 1);
+        // End the run, as the detector's verdict does.
+        for w in idle.shutdown() {
+            parkers[w].unpark(&*driver);
+        }
+        for w in workers {
+            w.join().unwrap();
+        }
+    });
 }
 
 #[test]

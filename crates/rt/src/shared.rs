@@ -59,7 +59,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub fn new(
-        workers: usize,
+        idle: Idle,
         seed: u64,
         max_tasks: Option<usize>,
         stealers: Vec<Stealer<Arc<Task>>>,
@@ -67,13 +67,14 @@ impl Shared {
         tracer: Option<Tracer>,
         sites: Sites,
     ) -> Shared {
+        let workers = idle.workers();
         Shared {
             workers,
             seed,
             max_tasks,
             injector: Injector::new(),
             stealers,
-            idle: Idle::new(workers),
+            idle,
             parkers: (0..workers).map(|_| Parker::new()).collect(),
             driver,
             registry: Registry::new(),

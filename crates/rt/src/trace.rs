@@ -1,7 +1,9 @@
 //! The `Config.trace` timeline: Chrome trace-event JSON that Perfetto and
 //! chrome://tracing open. Process 1 ("weft tasks") has one track per task
 //! (`tid` = task number), named "NAME #N" after `set_task_name`, else
-//! "task N" ("task 1 (main)"). On it: a span per poll ("run", with the
+//! "task N" ("task 1 (main)"); a track whose task named its device
+//! (`set_task_device`) carries it in its metadata (`args.device`), and the
+//! tracks are sorted by device, then by number (`thread_sort_index`). On it: a span per poll ("run", with the
 //! worker in `args`), per wait ("wait: chan receive", ...: from the moment
 //! the task parked to the wake that ended it, or to the end of the run for a
 //! task still blocked then), per named operation (`trace_span`), a "woken"
@@ -105,6 +107,8 @@ pub(crate) struct Tracer {
     outside: Mutex<Vec<Event>>,
     tasks: Mutex<Vec<u64>>,
     names: Mutex<HashMap<u64, Arc<str>>>,
+    /// The device each task runs on, where the program said (`set_task_device`).
+    devices: Mutex<HashMap<u64, Arc<str>>>,
     /// When the last worker stopped (ns): the end of the run.
     end: Mutex<u64>,
 }
@@ -117,6 +121,7 @@ impl Tracer {
             outside: Mutex::new(Vec::new()),
             tasks: Mutex::new(Vec::new()),
             names: Mutex::new(HashMap::new()),
+            devices: Mutex::new(HashMap::new()),
             end: Mutex::new(0),
         }
     }
@@ -151,6 +156,11 @@ impl Tracer {
         self.names.lock().insert(id, name);
     }
 
+    /// Records the device task `id` runs on (`set_task_device`); the last wins.
+    pub fn place_task(&self, id: u64, device: Arc<str>) {
+        self.devices.lock().insert(id, device);
+    }
+
     fn track_name(names: &HashMap<u64, Arc<str>>, id: u64) -> String {
         match (names.get(&id), id) {
             (Some(n), _) => format!("{n} #{id}"),
@@ -181,6 +191,25 @@ impl Tracer {
             None => Cow::Owned(Self::track_name(&names, id)),
         };
 
+        // Tracks are sorted by device (devices in the order of their first
+        // task), then by task number: each device's tasks show together.
+        let devices = self.devices.lock().clone();
+        let mut groups: Vec<&Arc<str>> = Vec::new();
+        for id in &tasks {
+            if let Some(d) = devices.get(id) {
+                if !groups.contains(&d) {
+                    groups.push(d);
+                }
+            }
+        }
+        let sort_index = |id: u64| {
+            let group = devices
+                .get(&id)
+                .and_then(|d| groups.iter().position(|g| *g == d))
+                .unwrap_or(0);
+            ((group as u64) << 40) | id
+        };
+
         let file = std::fs::File::create(&self.path)?;
         let mut w = JsonEvents::new(std::io::BufWriter::with_capacity(1 << 16, file))?;
         w.raw(r#"{"name":"process_name","ph":"M","pid":1,"args":{"name":"weft tasks"}}"#)?;
@@ -192,9 +221,14 @@ impl Tracer {
                 r#"{{"name":"thread_name","ph":"M","pid":1,"tid":{id},"args":{{"name":"#
             )?;
             w.string(&track_name(id))?;
+            if let Some(d) = devices.get(&id) {
+                write!(w.out, r#","device":"#)?;
+                w.string(d)?;
+            }
             write!(w.out, "}}}}")?;
             w.raw(&format!(
-                r#"{{"name":"thread_sort_index","ph":"M","pid":1,"tid":{id},"args":{{"sort_index":{id}}}}}"#
+                r#"{{"name":"thread_sort_index","ph":"M","pid":1,"tid":{id},"args":{{"sort_index":{}}}}}"#,
+                sort_index(id)
             ))?;
         }
         for k in 0..timeline.workers {

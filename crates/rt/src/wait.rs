@@ -34,12 +34,13 @@ pub const SITE_LIMIT: u64 = 1 << 56;
 const INTERNED: u64 = 1 << 56;
 const KIND_SHIFT: u32 = 57;
 
-const KINDS: [WaitKind; 5] = [
+const KINDS: [WaitKind; 6] = [
     WaitKind::ChanSend,
     WaitKind::ChanRecv,
     WaitKind::Select,
     WaitKind::NilChan,
     WaitKind::Sleep,
+    WaitKind::Collective,
 ];
 
 fn kind_code(kind: WaitKind) -> u64 {
@@ -49,6 +50,7 @@ fn kind_code(kind: WaitKind) -> u64 {
         WaitKind::Select => 3,
         WaitKind::NilChan => 4,
         WaitKind::Sleep => 5,
+        WaitKind::Collective => 6,
     }
 }
 
@@ -74,6 +76,7 @@ pub(crate) fn trace_name(word: u64) -> Option<&'static str> {
         WaitKind::Select => "wait: select",
         WaitKind::NilChan => "wait: nil chan",
         WaitKind::Sleep => "wait: sleep",
+        WaitKind::Collective => "wait: collective",
     })
 }
 

@@ -336,3 +336,79 @@ fn a_wait_that_completes_within_its_poll_is_not_drawn() {
     assert!(spans(&ev, 1, "wait: chan receive").is_empty());
     assert!(ev.iter().all(|e| e["cat"] != "wait"));
 }
+
+/// Tasks that name their device (`set_task_device`) carry it in their
+/// track's metadata and sort by device, then by number; `trace_span_in`
+/// gives a span its category, and `trace_span_between` records a span at
+/// instants taken elsewhere (clipped to the run's start).
+#[test]
+fn tracks_carry_their_device_and_spans_their_category() {
+    let path = trace_path("devices");
+    let rt = Runtime::new(Config {
+        workers: 1,
+        seed: 1,
+        trace: Some(path.clone()),
+        max_tasks: None,
+    });
+    let before = std::time::Instant::now();
+    let out = rt.run(async move {
+        runtime::set_task_device("cpu");
+        let done: Chan<u32> = Chan::new(8);
+        for dev in ["gpu:1", "gpu:0", "gpu:1"] {
+            let d = done.clone();
+            runtime::spawn(async move {
+                runtime::set_task_device(dev);
+                {
+                    let _s = runtime::trace_span_in("copy", "copy cpu→dev");
+                }
+                let t = std::time::Instant::now();
+                runtime::trace_span_between("fallback", "late", t, t + Duration::from_millis(1));
+                runtime::trace_span_between("fallback", "early", before, t);
+                d.send(1).await.ok();
+                TaskEnd::Returned
+            })
+            .unwrap();
+        }
+        for _ in 0..3 {
+            done.recv().await;
+        }
+        TaskEnd::Returned
+    });
+    assert_eq!(out, RunOutcome::Returned);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).ok();
+    let ev = doc["traceEvents"].as_array().unwrap();
+    let meta = |name: &str, tid: u64| {
+        ev.iter()
+            .find(|e| e["ph"] == "M" && e["name"] == name && e["pid"] == 1 && e["tid"] == tid)
+            .map(|e| e["args"].clone())
+            .unwrap()
+    };
+    let devices: Vec<String> = (1..=4)
+        .map(|t| {
+            meta("thread_name", t)["device"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(devices, ["cpu", "gpu:1", "gpu:0", "gpu:1"]);
+    let mut by_sort: Vec<u64> = (1..=4).collect();
+    by_sort.sort_by_key(|&t| meta("thread_sort_index", t)["sort_index"].as_u64().unwrap());
+    assert_eq!(by_sort, [1, 2, 4, 3]);
+    let span = |tid: u64, name: &str| {
+        ev.iter()
+            .find(|e| e["ph"] == "X" && e["tid"] == tid && e["pid"] == 1 && e["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    for tid in 2..=4 {
+        assert_eq!(span(tid, "copy cpu→dev")["cat"], "copy");
+        let late = span(tid, "late");
+        assert_eq!(late["cat"], "fallback");
+        assert_eq!(late["dur"].as_f64().unwrap(), 1000.0);
+        let early = span(tid, "early");
+        assert_eq!(early["ts"].as_f64().unwrap(), 0.0);
+        assert!(early["ts"].as_f64().unwrap() <= late["ts"].as_f64().unwrap());
+    }
+}

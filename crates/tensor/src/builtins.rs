@@ -1,7 +1,8 @@
 //! The builtins of docs/language.md, "Tensors" as one entry point for the interpreter:
 //! `call(builtin, args).await`, with arguments and results in the
 //! language's types (`Arg`, `Ret`), run inline or on the compute pool
-//! according to their cost (`kernel_cost`).
+//! according to their cost (`kernel_cost`); `call_placed` also applies the
+//! placement policy and reports host fallbacks (`fallback.rs`).
 //!
 //! The interpreter converts its values to `Arg`s and the `Ret` back; this
 //! module owns the mapping from builtin to kernel, the argument shapes and
@@ -11,6 +12,7 @@
 //! reported as `TensorError::Arguments`, never panicked.
 
 use super::compute::{compute, kernel_cost, INLINE_COST};
+use super::fallback::{self, HostFallback};
 use super::{
     argmax_rows, device, devices, gather, get, load_dataset, matmul, matmul_cost, mean, numel,
     onehot, rows, scalar_tensor, shape, softmax, sum, sum_rows, tensor_from, tensor_scalar, to,
@@ -40,6 +42,10 @@ pub enum Ret {
     Ints(Vec<i64>),
     Strs(Vec<String>),
     Dataset(Dataset),
+    /// `values`: `[]float`.
+    Floats(Vec<f64>),
+    /// No result (`save_npy`).
+    Unit,
 }
 
 macro_rules! builtins {
@@ -74,6 +80,7 @@ builtins! {
     ArgmaxRows = "argmax_rows", Onehot = "onehot", Rows = "rows", Gather = "gather",
     Get = "get", Devices = "devices", Device = "device", To = "to",
     LoadDataset = "load_dataset",
+    LoadCsv = "load_csv", LoadNpy = "load_npy", SaveNpy = "save_npy", Values = "values",
 }
 
 /// Runs a builtin on its arguments (in source order), inline when cheap,
@@ -81,6 +88,24 @@ builtins! {
 pub async fn call(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
     let cost = cost(b, &args);
     compute(cost, move || exec(b, args)).await
+}
+
+/// Runs a builtin like [`call`] under a placement policy (docs/tensors.md,
+/// "Soft placement"): with `strict`, a kernel whose device has no
+/// implementation of it fails with `TensorError::NoKernel` instead of
+/// running on the host; otherwise the host fallbacks the call made come
+/// back with its result, in order.
+pub async fn call_placed(
+    b: Builtin,
+    args: Vec<Arg>,
+    strict: bool,
+) -> Result<(Ret, Vec<HostFallback>), TensorError> {
+    let cost = cost(b, &args);
+    compute(cost, move || {
+        let (r, fallbacks) = fallback::scope(strict, || exec(b, args));
+        r.map(|r| (r, fallbacks))
+    })
+    .await
 }
 
 /// The `compute` cost of a call: elements touched or multiply-adds, and at
@@ -105,7 +130,10 @@ pub fn cost(b: Builtin, args: &[Arg]) -> usize {
         (Builtin::Gather, [Arg::Tensor(t), Arg::Ints(i)]) => i
             .len()
             .saturating_mul(t.numel() / t.dims().first().copied().unwrap_or(1).max(1)),
-        (Builtin::LoadDataset, _) => INLINE_COST,
+        // File I/O runs on the compute pool, never on a worker.
+        (Builtin::LoadDataset | Builtin::LoadCsv | Builtin::LoadNpy | Builtin::SaveNpy, _) => {
+            INLINE_COST.max(biggest)
+        }
         (Builtin::Shape | Builtin::Numel | Builtin::Device | Builtin::Devices, _) => 0,
         (Builtin::Get, _) => 1,
         // exp and log cost ~10 elementwise adds each
@@ -185,6 +213,13 @@ pub fn exec(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
         (Builtin::Device, [A::Tensor(x)]) => Ret::Str(device(x)),
         (Builtin::To, [A::Tensor(x), A::Str(d)]) => t(to(x, d)?),
         (Builtin::LoadDataset, [A::Str(n)]) => Ret::Dataset(load_dataset(n)?),
+        (Builtin::LoadCsv, [A::Str(p)]) => t(super::files::load_csv(p)?),
+        (Builtin::LoadNpy, [A::Str(p)]) => t(super::files::load_npy(p)?),
+        (Builtin::SaveNpy, [A::Str(p), A::Tensor(x)]) => {
+            super::files::save_npy(p, x)?;
+            Ret::Unit
+        }
+        (Builtin::Values, [A::Tensor(x)]) => Ret::Floats(super::files::values(x)?),
         _ => return Err(bad(b, signature(b))),
     })
 }
@@ -223,7 +258,8 @@ fn signature(b: Builtin) -> &'static str {
         Builtin::Get => "tensor, int...",
         Builtin::Devices => "",
         Builtin::To => "tensor, string",
-        Builtin::LoadDataset => "string",
+        Builtin::LoadDataset | Builtin::LoadCsv | Builtin::LoadNpy => "string",
+        Builtin::SaveNpy => "string, tensor",
         _ => "tensor",
     }
 }

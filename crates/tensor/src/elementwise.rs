@@ -9,7 +9,8 @@
 //! compiler turns into SIMD loops (see `benches/tensor.rs`), `exp` and
 //! `log` included (`mathf`: branch-free Cephes polynomials, no libm calls).
 
-use super::place::{back_to, common_device, mem, wrap};
+use super::fallback;
+use super::place::{common_device, mem, wrap};
 use super::{mathf, Shape, Tensor, TensorError};
 use crate::device::{BinOp, Layout, UnaryOp};
 
@@ -81,8 +82,10 @@ pub fn binary(op: BinOp, a: Tensor, b: Tensor) -> Result<Tensor, TensorError> {
         if let Some(m) = d.binary(op, &ma, &mb, layout)? {
             return Ok(wrap(shape, d, m));
         }
-        let out = cpu_binary(op, a.to_host()?, b.to_host()?, layout, shape)?;
-        return back_to(out, &dev);
+        let fb = fallback::begin(op.name(), d)?;
+        let (ha, hb) = (a.to_host()?, b.to_host()?);
+        let fb = fb.downloaded();
+        return fb.upload(cpu_binary(op, ha, hb, layout, shape)?);
     }
     cpu_binary(op, a, b, layout, shape)
 }
@@ -162,8 +165,10 @@ fn scalar(op: BinOp, t: Tensor, s: f32, left: bool) -> Result<Tensor, TensorErro
         if let Some(m) = d.scalar(op, &mt, s, left, t.numel())? {
             return Ok(wrap(t.shape().clone(), d, m));
         }
-        let out = scalar(op, t.to_host()?, s, left)?;
-        return back_to(out, &dev);
+        let fb = fallback::begin(op.name(), d)?;
+        let h = t.to_host()?;
+        let fb = fb.downloaded();
+        return fb.upload(scalar(op, h, s, left)?);
     }
     map_host(t, |dst| match (op, left) {
         (BinOp::Add, _) => map(move |x| x + s, dst),
@@ -182,8 +187,10 @@ pub fn unary(op: UnaryOp, t: Tensor) -> Result<Tensor, TensorError> {
         if let Some(m) = d.unary(op, &mt, t.numel())? {
             return Ok(wrap(t.shape().clone(), d, m));
         }
-        let out = unary(op, t.to_host()?)?;
-        return back_to(out, &dev);
+        let fb = fallback::begin(op.name(), d)?;
+        let h = t.to_host()?;
+        let fb = fb.downloaded();
+        return fb.upload(unary(op, h)?);
     }
     map_host(t, |dst| match op {
         UnaryOp::Neg => map(|x| -x, dst),

@@ -67,6 +67,15 @@ pub enum TensorError {
     /// A shipped dataset that does not parse (a build defect, reported, not panicked).
     #[error("dataset {name}: {reason}")]
     BadDataset { name: String, reason: String },
+    /// A file builtin (`load_csv`, `load_npy`, `save_npy`) failed: the
+    /// path and the reason (`no such file or directory`, `line 3: invalid
+    /// number "x"`).
+    #[error("{op}: {path}: {reason}")]
+    File {
+        op: &'static str,
+        path: String,
+        reason: String,
+    },
     /// A builtin called with argument kinds it does not take (a checked
     /// program never does this).
     #[error("{op}: bad arguments, want ({want})")]
@@ -74,6 +83,11 @@ pub enum TensorError {
         op: &'static str,
         want: &'static str,
     },
+    /// A kernel with no implementation on its operands' device, under
+    /// strict placement (`weft run --strict-placement`), where it may not
+    /// run on the host instead (docs/tensors.md, "Soft placement").
+    #[error("strict placement: {op} has no kernel on {device}")]
+    NoKernel { op: &'static str, device: String },
     /// A device backend failed (driver error, out of device memory).
     #[error(transparent)]
     Device(#[from] DeviceError),

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use super::create::parse_shape;
-use super::place::{back_to, common_device, to_device, wrap};
+use super::place::{common_device, host_kernel, to_device, wrap};
 use super::{alloc, Shape, Tensor, TensorError};
 use crate::device::Device;
 
@@ -37,11 +37,13 @@ pub fn rows(t: &Tensor, start: i64, end: i64) -> Result<Tensor, TensorError> {
         return Err(TensorError::RowsOutOfRange { start, end, len: m });
     }
     let (s, e) = (start as usize, end as usize);
-    let dev = common_device("rows", &[t])?;
-    let h = t.to_host()?;
-    let values = h.host_values().unwrap_or(&[]);
-    let out = Tensor::host(with_rows(t, e - s), values[s * w..e * w].to_vec());
-    back_to(out, &dev)
+    host_kernel("rows", t, |h| {
+        let values = h.host_values().unwrap_or(&[]);
+        Ok(Tensor::host(
+            with_rows(t, e - s),
+            values[s * w..e * w].to_vec(),
+        ))
+    })
 }
 
 /// `gather(t, idx)`: the rows listed in `idx`, in that order (repeats allowed).
@@ -54,21 +56,21 @@ pub fn gather(t: &Tensor, idx: &[i64]) -> Result<Tensor, TensorError> {
             len: m,
         });
     }
-    let dev = common_device("gather", &[t])?;
-    let h = t.to_host()?;
-    let values = h.host_values().unwrap_or(&[]);
-    let shape = with_rows(t, idx.len());
-    let mut out = Vec::new();
-    out.try_reserve_exact(shape.numel())
-        .map_err(|_| TensorError::TooLarge {
-            op: "gather",
-            shape: shape.to_string(),
-        })?;
-    for &i in idx {
-        let i = i as usize;
-        out.extend_from_slice(&values[i * w..(i + 1) * w]);
-    }
-    back_to(Tensor::host(shape, out), &dev)
+    host_kernel("gather", t, |h| {
+        let values = h.host_values().unwrap_or(&[]);
+        let shape = with_rows(t, idx.len());
+        let mut out = Vec::new();
+        out.try_reserve_exact(shape.numel())
+            .map_err(|_| TensorError::TooLarge {
+                op: "gather",
+                shape: shape.to_string(),
+            })?;
+        for &i in idx {
+            let i = i as usize;
+            out.extend_from_slice(&values[i * w..(i + 1) * w]);
+        }
+        Ok(Tensor::host(shape, out))
+    })
 }
 
 /// `get(t, i...)`: one element, as a float; one index per dimension.

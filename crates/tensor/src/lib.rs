@@ -27,16 +27,19 @@
 //! | `linalg.rs` | matmul, transpose |
 //! | `index.rs` | rows, gather, get, onehot |
 //! | `dataset.rs` | load_dataset |
+//! | `files.rs` | load_csv, load_npy, save_npy, values |
 //! | `compute.rs` | the compute pool for long kernels |
-//! | `place.rs` | devices, to, and running kernels where their operands live |
+//! | `place.rs` | devices, to, `auto` placement, and running kernels where their operands live |
+//! | `fallback.rs` | soft placement: host fallbacks recorded, or refused when strict |
 //! | `builtins.rs` | one async entry point for the interpreter |
 //! | `error.rs` | `TensorError`, whose `Display` is the panic message |
 //! | `device/` | the `Device` trait, the registry, the CUDA backend |
 //!
-//! Layering: `device` imports nothing of the crate; `place` imports
-//! `device`; the kernels (`elementwise`, `reduce`, `linalg`, `index`)
-//! import `place` and `device`; `builtins` imports `compute`. No module
-//! imports one that imports it.
+//! Layering: `device` imports nothing of the crate; `fallback` imports
+//! `device`; `place` imports `device` and `fallback`; the kernels
+//! (`elementwise`, `reduce`, `linalg`, `index`) import `place`,
+//! `fallback` and `device`; `builtins` imports `compute` and `fallback`.
+//! No module imports one that imports it.
 
 pub mod builtins;
 mod compute;
@@ -45,6 +48,8 @@ mod dataset;
 pub mod device;
 mod elementwise;
 mod error;
+pub mod fallback;
+mod files;
 mod index;
 mod linalg;
 mod mathf;
@@ -66,7 +71,7 @@ pub use elementwise::{
 pub use error::TensorError;
 pub use index::{gather, get, onehot, onehot_on, rows};
 pub use linalg::{matmul, matmul_cost, transpose};
-pub use place::{device, devices, to, to_device};
+pub use place::{auto_device, device, devices, to, to_device};
 pub use reduce::{argmax_rows, mean, softmax, sum, sum_rows};
 
 /// The dimensions of a tensor; cheap to clone. Displays as `[2,3]`.
@@ -223,6 +228,32 @@ impl Tensor {
             });
         }
         Ok(Tensor::host(shape, values))
+    }
+
+    /// A host tensor over a shared buffer of row-major values (no copy);
+    /// `values.len()` must equal the shape's element count. With
+    /// [`Tensor::host_buffer`], this lets a value leave and re-enter the
+    /// crate without copying its elements (the collectives of weft-coll).
+    pub fn from_host_buffer(dims: &[usize], values: Arc<Vec<f32>>) -> Result<Tensor, TensorError> {
+        let shape = Shape::new(dims);
+        if shape.numel() != values.len() {
+            return Err(TensorError::ListLength {
+                len: values.len(),
+                shape: shape.to_string(),
+            });
+        }
+        Ok(Tensor::from_shared(shape, values))
+    }
+
+    /// The row-major host buffer of a host tensor: shared, not copied; a
+    /// lazy transpose is made row-major first (a copy, as any other reader
+    /// gets). `None` for a tensor on a device (copy it to `"cpu"` first).
+    pub fn host_buffer(&self) -> Option<Arc<Vec<f32>>> {
+        match &self.storage {
+            Storage::Host(v) => Some(v.clone()),
+            Storage::Transposed(t) => Some(Arc::new(t.dense().to_vec())),
+            Storage::Device(_) | Storage::DeviceTransposed(_) => None,
+        }
     }
 
     /// Internal constructor; the caller keeps `values.len() == shape.numel()`.

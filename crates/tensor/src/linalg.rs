@@ -16,7 +16,8 @@
 
 use faer::{Accum, MatMut, MatRef, Par};
 
-use super::place::{back_to, common_device, gemm_operand, mem, wrap};
+use super::fallback;
+use super::place::{common_device, gemm_operand, mem, wrap};
 use super::{alloc, DeviceTransposed, Shape, Storage, Tensor, TensorError, Transposed};
 use crate::device::{MatmulDims, Trans};
 
@@ -52,7 +53,9 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, TensorError> {
                 return Ok(wrap(shape, d, out));
             }
         }
-        return back_to(matmul(&a.to_host()?, &b.to_host()?)?, &dev);
+        let fb = fallback::begin("matmul", d)?;
+        let (ha, hb) = (a.to_host()?, b.to_host()?);
+        return fb.downloaded().upload(matmul(&ha, &hb)?);
     }
     let mut out = alloc("matmul", &shape, m * n)?;
     gemm_into(&mut out, operand(a), operand(b), dims);

@@ -1,20 +1,35 @@
 //! Devices from the tensor side: `devices()`, `device(t)`, `to(t, dev)`,
-//! and the helpers kernels use to run where their operands live.
+//! the device `on "auto"` picks (`auto_device`), and the helpers kernels
+//! use to run where their operands live.
 //!
 //! A kernel first finds the one device all its operands share
 //! (`common_device`; operands on different devices are an error). On the
 //! host it runs the CPU loop. On a device it offers the work to the
 //! backend's hook; when the backend declines (`Ok(None)`), it downloads the
-//! operands, runs the CPU loop and uploads the result (`back_to`).
+//! operands, runs the CPU loop and uploads the result: a host fallback
+//! (`fallback.rs`; `host_kernel` for the kernels that have no hook).
 
 use std::sync::Arc;
 
+use super::fallback;
 use super::{transpose_copy, DeviceTransposed, Storage, Tensor, TensorError};
 use crate::device::{self, Device, DeviceBuffer, DeviceMem, Rows};
 
 /// `devices()`: the present devices' names, `"cpu"` first.
 pub fn devices() -> Vec<String> {
     device::devices()
+}
+
+/// The device `go ... on "auto"` places the `turn`-th task so placed on
+/// (counting from 0), among `devices` (as `devices()` lists them, `"cpu"`
+/// first): the GPUs in turn, or `"cpu"` when there is none
+/// (docs/language.md, "Placement").
+pub fn auto_device(devices: &[String], turn: usize) -> &str {
+    let gpus: Vec<&String> = devices.iter().filter(|d| *d != "cpu").collect();
+    match gpus.len() {
+        0 => "cpu",
+        n => gpus[turn % n],
+    }
 }
 
 /// `device(t)`: the name of the device holding `t`.
@@ -83,14 +98,6 @@ pub(crate) fn common_device(
     })
 }
 
-/// Moves a host result back to the operands' device (no-op for the host).
-pub(crate) fn back_to(t: Tensor, dev: &Option<Arc<dyn Device>>) -> Result<Tensor, TensorError> {
-    match dev {
-        None => Ok(t),
-        Some(d) => to_device(&t, d),
-    }
-}
-
 /// The row-major backend memory of a device tensor (`None` on the host);
 /// a lazy device transpose is made dense first (once).
 pub(crate) fn mem(t: &Tensor) -> Result<Option<DeviceMem>, TensorError> {
@@ -124,7 +131,14 @@ fn dense(t: &DeviceTransposed) -> Result<&DeviceBuffer, TensorError> {
     };
     let mem = match d.transpose(&t.src.mem, shape)? {
         Some(m) => m,
-        None => d.upload(&transpose_copy(&t.src.download()?, t.rows, t.cols))?,
+        None => {
+            let fb = fallback::begin("transpose", d)?;
+            let src = t.src.download()?;
+            let fb = fb.downloaded();
+            let m = d.upload(&transpose_copy(&src, t.rows, t.cols))?;
+            fb.uploaded();
+            m
+        }
     };
     let buf = DeviceBuffer {
         device: d.clone(),
@@ -133,4 +147,21 @@ fn dense(t: &DeviceTransposed) -> Result<&DeviceBuffer, TensorError> {
     };
     // two threads may race here; either copy is correct, the first is kept
     Ok(t.dense.get_or_init(|| buf))
+}
+
+/// Runs a host kernel on `t`: as it is for a host tensor; for a device
+/// tensor as a fallback (downloaded, run, the result uploaded back).
+pub(crate) fn host_kernel(
+    op: &'static str,
+    t: &Tensor,
+    run: impl FnOnce(Tensor) -> Result<Tensor, TensorError>,
+) -> Result<Tensor, TensorError> {
+    match common_device(op, &[t])? {
+        None => run(t.clone()),
+        Some(d) => {
+            let fb = fallback::begin(op, &d)?;
+            let h = t.to_host()?;
+            fb.downloaded().upload(run(h)?)
+        }
+    }
 }

@@ -13,7 +13,8 @@
 
 use std::sync::Arc;
 
-use super::place::{back_to, common_device, mem, wrap};
+use super::fallback;
+use super::place::{common_device, host_kernel, mem, wrap};
 use super::{alloc, mathf, Shape, Tensor, TensorError};
 use crate::device::{Device, DeviceMem, Rows};
 
@@ -35,16 +36,21 @@ fn on_device(op: &'static str, t: &Tensor) -> Result<Option<OnDevice>, TensorErr
 
 /// `sum(t)`: the sum of all elements, as a float.
 pub fn sum(t: &Tensor) -> Result<f64, TensorError> {
+    let host_sum = |h: &Tensor| {
+        h.host_values()
+            .unwrap_or(&[])
+            .iter()
+            .fold(0.0, |s, &x| s + f64::from(x))
+    };
     if let Some((d, m)) = on_device("sum", t)? {
         if let Some(s) = d.sum(&m, t.numel())? {
             return Ok(s);
         }
+        let fb = fallback::begin("sum", &d)?;
+        let h = t.to_host()?;
+        return Ok(fb.downloaded().host(host_sum(&h)));
     }
-    let h = host("sum", t)?;
-    Ok(h.host_values()
-        .unwrap_or(&[])
-        .iter()
-        .fold(0.0, |s, &x| s + f64::from(x)))
+    Ok(host_sum(&host("sum", t)?))
 }
 
 /// `mean(t)`: the mean of all elements (NaN for an empty tensor, as 0/0).
@@ -73,17 +79,17 @@ pub fn sum_rows(t: &Tensor) -> Result<Tensor, TensorError> {
             return Ok(wrap(shape, &d, out));
         }
     }
-    let dev = common_device("sum_rows", &[t])?;
-    let h = t.to_host()?;
-    let mut out = alloc("sum_rows", &shape, n)?;
-    if n > 0 {
-        for row in h.host_values().unwrap_or(&[]).chunks_exact(n) {
-            for (o, &x) in out.iter_mut().zip(row) {
-                *o += x;
+    host_kernel("sum_rows", t, |h| {
+        let mut out = alloc("sum_rows", &shape, n)?;
+        if n > 0 {
+            for row in h.host_values().unwrap_or(&[]).chunks_exact(n) {
+                for (o, &x) in out.iter_mut().zip(row) {
+                    *o += x;
+                }
             }
         }
-    }
-    back_to(Tensor::host(shape, out), &dev)
+        Ok(Tensor::host(shape, out))
+    })
 }
 
 /// `argmax_rows(t)`: for each row of `[m, n]`, the index of its largest
@@ -96,25 +102,30 @@ pub fn argmax_rows(t: &Tensor) -> Result<Vec<i64>, TensorError> {
             shape: t.shape().clone(),
         });
     }
+    let host_argmax = |h: &Tensor| -> Vec<i64> {
+        h.host_values()
+            .unwrap_or(&[])
+            .chunks_exact(n.max(1))
+            .map(|row| {
+                let mut best = 0;
+                for (j, &x) in row.iter().enumerate() {
+                    if x > row[best] {
+                        best = j;
+                    }
+                }
+                best as i64
+            })
+            .collect()
+    };
     if let Some((d, mt)) = on_device("argmax_rows", t)? {
         if let Some(out) = d.argmax_rows(&mt, Rows { rows: m, cols: n })? {
             return Ok(out);
         }
+        let fb = fallback::begin("argmax_rows", &d)?;
+        let h = t.to_host()?;
+        return Ok(fb.downloaded().host(host_argmax(&h)));
     }
-    let h = host("argmax_rows", t)?;
-    Ok(h.host_values()
-        .unwrap_or(&[])
-        .chunks_exact(n.max(1))
-        .map(|row| {
-            let mut best = 0;
-            for (j, &x) in row.iter().enumerate() {
-                if x > row[best] {
-                    best = j;
-                }
-            }
-            best as i64
-        })
-        .collect())
+    Ok(host_argmax(&host("argmax_rows", t)?))
 }
 
 /// `softmax(t)`: each row of a 2-d tensor (or the one row of a 1-d tensor)
@@ -136,8 +147,13 @@ pub fn softmax(t: &Tensor) -> Result<Tensor, TensorError> {
             return Ok(wrap(t.shape().clone(), &d, out));
         }
     }
-    let dev = common_device("softmax", &[t])?;
-    let mut out = t.to_host()?.into_unique_host()?;
+    host_kernel("softmax", t, |h| softmax_host(h, n))
+}
+
+/// The host kernel of `softmax` over rows of `n` values.
+fn softmax_host(t: Tensor, n: usize) -> Result<Tensor, TensorError> {
+    let shape = t.shape().clone();
+    let mut out = t.into_unique_host()?;
     if n > 0 {
         // Rows are short (10 classes), so each pass runs over the whole
         // buffer where it can: one long `exp` loop vectorizes, ten-element
@@ -158,5 +174,5 @@ pub fn softmax(t: &Tensor) -> Result<Tensor, TensorError> {
             }
         }
     }
-    back_to(Tensor::host(t.shape().clone(), out), &dev)
+    Ok(Tensor::host(shape, out))
 }

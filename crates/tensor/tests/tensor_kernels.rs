@@ -373,3 +373,26 @@ fn debug_form_is_short() {
     );
     assert_eq!(format!("{:?}", Tensor::default()), "tensor[0]@cpu []");
 }
+
+/// `host_buffer` and `from_host_buffer` move a host tensor's values out
+/// and back without copying them; a lazy transpose comes out row-major.
+#[test]
+fn host_buffers_are_shared_not_copied() {
+    let a = t(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let buf = a.host_buffer().unwrap();
+    let b = Tensor::from_host_buffer(&[3, 2], buf.clone()).unwrap();
+    assert!(b.shares_storage(&a));
+    assert_eq!(b.dims(), &[3, 2]);
+    let at = tensor::transpose(&a).unwrap();
+    assert_eq!(
+        *at.host_buffer().unwrap(),
+        vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    );
+    let err = Tensor::from_host_buffer(&[4], buf).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        Tensor::from_vec(&[4], vec![0.0; 6])
+            .unwrap_err()
+            .to_string()
+    );
+}

@@ -104,6 +104,10 @@ pub struct RunArgs {
     /// memory); past it the program panics naming the limit.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_memory: Option<u64>,
+    /// Panic when a tensor op has no kernel on its device, instead of
+    /// running it on the host (naming the op and the device).
+    #[arg(long)]
+    pub strict_placement: bool,
     /// Arguments for the program, after `--` (see `args()`).
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -170,7 +174,17 @@ fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
             return fail(format!("cannot write trace {}: {e}", path.display()));
         }
     }
+    // Under `mpirun` (built with `--features mpi`): this process joins the
+    // others (docs/distributed.md).
+    let joined = match weft_interp::join_processes() {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("weft: {e}");
+            return weft_interp::EXIT_INTERNAL;
+        }
+    };
     let cfg = weft_interp::RunConfig {
+        joined,
         workers: a
             .workers
             .map(|w| w as usize)
@@ -183,11 +197,12 @@ fn run(prog: &ProgramDesc, a: &RunArgs) -> i32 {
             .max_memory
             .map(|m| (m as usize).saturating_mul(1 << 20))
             .or_else(weft_rt::memlimit::default_limit),
+        strict_placement: a.strict_placement,
         ..Default::default()
     };
     match weft_interp::run_program(prog, cfg) {
         Ok(result) => {
-            let report = weft_interp::render_outcome(&result.outcome);
+            let report = weft_interp::render_result(&result);
             if !report.stderr.is_empty() {
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(report.stderr.as_bytes());

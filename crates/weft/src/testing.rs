@@ -365,7 +365,9 @@ impl Test<'_> {
             };
             let mut what = step.op.kind.name().to_string();
             for o in &step.op.objs {
-                if *o != weft_rt::STDOUT {
+                // The output, the file system and the collectives are
+                // named by the operation itself.
+                if ![weft_rt::STDOUT, weft_rt::FILES, weft_rt::COLLECTIVES].contains(o) {
                     let _ = write!(what, " ch{o}");
                     if !used.contains(o) {
                         used.push(*o);

@@ -6,8 +6,12 @@
 //! Input: either `{"traceEvents": [...]}` or a bare array of events. Complete
 //! events (`ph: "X"` with `ts` and `dur` in microseconds) and begin/end pairs
 //! (`ph: "B"`/`"E"` on the same `pid`/`tid`, nested) become spans; metadata
-//! events (`ph: "M"`, `name: "thread_name"`) name the rows. Other events are
-//! ignored. Rows are ordered by `(pid, tid)`.
+//! events (`ph: "M"`, `name: "thread_name"`) name the rows, and an
+//! `args.device` there (Weft's tracks say the device their task runs on,
+//! docs/language.md, "Placement") groups them. Other events are ignored.
+//! Rows are ordered by `pid`, then by device (devices in the order of
+//! their first track), then by `tid`; each device's group of a process
+//! starts with a header row naming the device.
 //!
 //! Reading: the file is parsed as a stream of events (serde, strings
 //! borrowed from the file's bytes), each kept as 24 bytes (start, duration,
@@ -74,6 +78,8 @@ pub struct Track {
     pub pid: i64,
     pub tid: i64,
     pub label: String,
+    /// The device the track's task runs on, when the trace says.
+    pub device: Option<String>,
     /// By start, the longer first among equal starts (drawing order).
     pub spans: Vec<Span>,
 }
@@ -131,6 +137,7 @@ struct Builder {
 #[derive(Default)]
 struct TrackBuild {
     label: Option<String>,
+    device: Option<String>,
     spans: Vec<Span>,
     /// Open `B` events: (name, start).
     open: Vec<(u32, f64)>,
@@ -147,6 +154,8 @@ struct RawEvent<'de> {
     dur: Option<f64>,
     /// `args.name` (a thread's name in a metadata event).
     label: Option<Cow<'de, str>>,
+    /// `args.device` (a thread's device in a metadata event).
+    device: Option<Cow<'de, str>>,
 }
 
 impl Builder {
@@ -194,8 +203,12 @@ impl Builder {
                 }
             }
             Some("M") if name == "thread_name" => {
+                let t = self.tracks.entry(key).or_default();
                 if let Some(label) = ev.label {
-                    self.tracks.entry(key).or_default().label = Some(label.into_owned());
+                    t.label = Some(label.into_owned());
+                }
+                if let Some(device) = ev.device {
+                    t.device = Some(device.into_owned());
                 }
             }
             _ => {}
@@ -214,11 +227,18 @@ impl Builder {
                     pid,
                     tid,
                     label: t.label.unwrap_or_else(|| format!("{pid}/{tid}")),
+                    device: t.device,
                     spans,
                 }
             })
             .collect();
-        tracks.sort_by_key(|t| (t.pid, t.tid));
+        // A device's group sorts at its first track's number.
+        let mut first: HashMap<(i64, Option<String>), i64> = HashMap::new();
+        for t in &tracks {
+            let f = first.entry((t.pid, t.device.clone())).or_insert(t.tid);
+            *f = (*f).min(t.tid);
+        }
+        tracks.sort_by_cached_key(|t| (t.pid, first[&(t.pid, t.device.clone())], t.tid));
         Trace {
             names: self.names,
             tracks,
@@ -313,7 +333,10 @@ impl<'de> Visitor<'de> for EventVisitor {
                 "tid" => ev.tid = map.next_value::<Loose<'de>>()?.int(),
                 "ts" => ev.ts = map.next_value::<Loose<'de>>()?.number(),
                 "dur" => ev.dur = map.next_value::<Loose<'de>>()?.number(),
-                "args" => ev.label = map.next_value::<Args<'de>>()?.0,
+                "args" => {
+                    let a = map.next_value::<Args<'de>>()?;
+                    (ev.label, ev.device) = (a.name, a.device);
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -440,60 +463,61 @@ impl<'de> Visitor<'de> for LooseVisitor {
     }
 }
 
-/// An event's `args`, of which only a string `name` is kept.
-struct Args<'de>(Option<Cow<'de, str>>);
+/// An event's `args`, of which only the strings `name` and `device` are
+/// kept.
+#[derive(Default)]
+struct Args<'de> {
+    name: Option<Cow<'de, str>>,
+    device: Option<Cow<'de, str>>,
+}
 
 impl<'de> de::Deserialize<'de> for Args<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match d.deserialize_any(LooseArgs)? {
-            Loose::Str(s) => Ok(Args(Some(s))),
-            _ => Ok(Args(None)),
-        }
+        d.deserialize_any(ArgsVisitor)
     }
 }
 
-/// Like [`LooseVisitor`], but a map yields its `name` field.
-struct LooseArgs;
+/// A map yields its `name` and `device` strings; anything else, nothing.
+struct ArgsVisitor;
 
-impl<'de> Visitor<'de> for LooseArgs {
-    type Value = Loose<'de>;
+impl<'de> Visitor<'de> for ArgsVisitor {
+    type Value = Args<'de>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a value")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Loose<'de>, A::Error> {
-        let mut name = Loose::Other;
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Args<'de>, A::Error> {
+        let mut args = Args::default();
         while let Some(key) = map.next_key::<Str<'de>>()? {
-            if key.0 == "name" {
-                name = map.next_value::<Loose<'de>>()?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            match &*key.0 {
+                "name" => args.name = map.next_value::<Loose<'de>>()?.string(),
+                "device" => args.device = map.next_value::<Loose<'de>>()?.string(),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        Ok(match name {
-            Loose::Str(s) => Loose::Str(s),
-            _ => Loose::Other,
-        })
+        Ok(args)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Loose<'de>, A::Error> {
-        IgnoredAny.visit_seq(seq).map(|_| Loose::Other)
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Args<'de>, A::Error> {
+        IgnoredAny.visit_seq(seq).map(|_| Args::default())
     }
-    fn visit_str<E>(self, _: &str) -> Result<Loose<'de>, E> {
-        Ok(Loose::Other)
+    fn visit_str<E>(self, _: &str) -> Result<Args<'de>, E> {
+        Ok(Args::default())
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Loose<'de>, E> {
-        Ok(Loose::Other)
+    fn visit_i64<E>(self, _: i64) -> Result<Args<'de>, E> {
+        Ok(Args::default())
     }
-    fn visit_u64<E>(self, _: u64) -> Result<Loose<'de>, E> {
-        Ok(Loose::Other)
+    fn visit_u64<E>(self, _: u64) -> Result<Args<'de>, E> {
+        Ok(Args::default())
     }
-    fn visit_f64<E>(self, _: f64) -> Result<Loose<'de>, E> {
-        Ok(Loose::Other)
+    fn visit_f64<E>(self, _: f64) -> Result<Args<'de>, E> {
+        Ok(Args::default())
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Loose<'de>, E> {
-        Ok(Loose::Other)
+    fn visit_bool<E>(self, _: bool) -> Result<Args<'de>, E> {
+        Ok(Args::default())
     }
-    fn visit_unit<E>(self) -> Result<Loose<'de>, E> {
-        Ok(Loose::Other)
+    fn visit_unit<E>(self) -> Result<Args<'de>, E> {
+        Ok(Args::default())
     }
 }
 
@@ -767,20 +791,31 @@ const FEW: usize = 8;
 /// Character width estimate for the 10 px labels on bars.
 const CHAR_W: f64 = 5.8;
 
-/// A row of the picture: a run of consecutive tracks of one process.
+/// A row of the picture: a run of consecutive tracks of one process on
+/// one device, or (no tracks) the header of a device's group.
 struct Row<'t> {
     label: String,
     tracks: &'t [Track],
+}
+
+impl Row<'_> {
+    fn is_header(&self) -> bool {
+        self.tracks.is_empty()
+    }
 }
 
 /// Splits the tracks into rows: one per track up to [`MAX_ROWS`]; beyond,
 /// processes with few tracks keep a row per track and the others share the
 /// remaining rows in equal runs of consecutive tracks.
 fn rows(tracks: &[Track]) -> Vec<Row<'_>> {
+    // A "process" here is a run of tracks of one process on one device.
     let mut procs: Vec<&[Track]> = Vec::new();
     let mut rest = tracks;
     while let Some(first) = rest.first() {
-        let n = rest.iter().take_while(|t| t.pid == first.pid).count();
+        let n = rest
+            .iter()
+            .take_while(|t| t.pid == first.pid && t.device == first.device)
+            .count();
         let (p, r) = rest.split_at(n);
         procs.push(p);
         rest = r;
@@ -813,6 +848,12 @@ fn rows(tracks: &[Track]) -> Vec<Row<'_>> {
     }
     let mut out = Vec::new();
     for p in procs {
+        if let Some(dev) = p.first().and_then(|t| t.device.as_deref()) {
+            out.push(Row {
+                label: format!("on {dev}"),
+                tracks: &[],
+            });
+        }
         let run = if keep_few && p.len() <= FEW { 1 } else { g };
         for chunk in p.chunks(run) {
             out.push(Row {
@@ -991,6 +1032,16 @@ pub fn render(trace: &Trace, title: &str) -> String {
     let mut columns = Columns::new(styles.len().max(1));
     for (r, row) in rows.iter().enumerate() {
         let y = TOP + r as f64 * ROW_H;
+        if row.is_header() {
+            let _ = writeln!(
+                plot,
+                r##"<line x1="4" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#999"/><text x="4" y="{:.1}" font-weight="bold">{}</text>"##,
+                x(PLOT_W),
+                y + ROW_H * 0.7,
+                escape(&truncate(&row.label, label_chars))
+            );
+            continue;
+        }
         let shown = truncate(&row.label, label_chars);
         if shown.len() == row.label.len() {
             let _ = writeln!(
@@ -1194,6 +1245,7 @@ mod tests {
                 pid: 1,
                 tid: 1,
                 label: "t".into(),
+                device: None,
                 spans,
             }],
         }
@@ -1426,6 +1478,7 @@ mod tests {
             pid,
             tid,
             label: format!("x #{tid}"),
+            device: None,
             spans: vec![Span {
                 start: 0.0,
                 dur: 1.0,

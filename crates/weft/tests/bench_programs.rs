@@ -22,7 +22,18 @@ const CASES: &[(&str, &[&str], &str)] = &[
     ),
     ("fanin", &["1000"], "received 1000 sum 499500\n"),
     ("pingpong", &["1000"], "messages 1000\n"),
+    (
+        "printlines",
+        &["3"],
+        "line 0 of 3 true\nline 1 of 3 false\nline 2 of 3 false\n",
+    ),
     ("sieve", &["50"], "prime 50 is 229\n"),
+    ("sprintf", &["1000"], "sprintf 1000 total 28284\n"),
+    (
+        "wordcount",
+        &["1000"],
+        "words 1000 bytes 11000 distinct 974 most 3\n",
+    ),
     (
         "workerpool",
         &["1000", "4"],

@@ -430,3 +430,87 @@ fn every_ported_gobench_bug_is_found() {
     }
     assert!(n >= 10, "{n} ported bugs");
 }
+
+const NEWER_OPS: &str = "\
+func test_func_values() {
+	c := make(chan int, 2)
+	send := func(v int) { c <- v }
+	go send(1)
+	go send(2)
+	a := <-c
+	b := <-c
+	print(a, b)
+}
+
+func test_collective() {
+	comms := group(2)
+	done := make(chan int, 2)
+	for i := range 2 {
+		go func(m comm) {
+			done <- allreduce_sum(m, rank(m) + 1)
+		}(comms[i])
+	}
+	assert(<-done + <-done == 6, \"both members get 3\")
+}
+
+func test_one_member_missing() {
+	comms := group(2)
+	allreduce_sum(comms[0], 1)
+}
+
+func test_file_order() {
+	write_file(\"order.txt\", \"\")
+	done := make(chan bool)
+	go { append_file(\"order.txt\", \"a\"); done <- true }
+	go { append_file(\"order.txt\", \"b\"); done <- true }
+	<-done
+	<-done
+	assert(read_file(\"order.txt\") == \"ab\", \"a before b\")
+}
+
+func test_lines() {
+	write_file(\"three.txt\", \"x\\ny\\nz\\n\")
+	n := 0
+	for l := range lines(\"three.txt\") {
+		_ = l
+		n++
+	}
+	assert(n == 3, \"three lines\")
+}
+";
+
+/// A `go` of a func value, a collective's arrival, a file read or write
+/// and the reader of `lines` are scheduling points like a channel
+/// operation: exhaustive mode counts their interleavings, finds the order
+/// of two appends, and a collective one member never joins is a deadlock.
+#[test]
+fn func_values_collectives_files_and_lines_are_scheduling_points() {
+    let f = file("newer.weft", NEWER_OPS);
+    let o = test(&[&f, "--exhaustive", "--run", "func_values|collective|lines"]);
+    let s = out(&o);
+    // The same counts as `go { c <- 1 }` (test_two_senders).
+    assert!(
+        s.contains("ok   test_func_values (verified: 10 interleavings, at most 2 preemptions)"),
+        "{s}"
+    );
+    assert!(s.contains("ok   test_collective (verified: "), "{s}");
+    assert!(s.contains("ok   test_lines (verified: "), "{s}");
+    assert_eq!(o.status.code(), Some(0), "{s}{}", err(&o));
+
+    let o = test(&[&f, "--exhaustive", "--run", "file_order"]);
+    let s = out(&o) + &err(&o);
+    assert!(s.contains("--- FAIL: test_file_order"), "{s}");
+    assert!(s.contains("a before b"), "{s}");
+    // The listing names the file operations, with their places.
+    assert!(s.contains("file                    newer.weft:30:7"), "{s}");
+    assert_eq!(o.status.code(), Some(1), "{s}{}", err(&o));
+    // The default portfolio finds it too.
+    let o = test(&[&f, "--run", "file_order"]);
+    assert!(out(&o).contains("--- FAIL: test_file_order"), "{}", out(&o));
+
+    let o = test(&[&f, "--run", "one_member_missing"]);
+    let s = out(&o) + &err(&o);
+    assert!(s.contains("--- FAIL: test_one_member_missing"), "{s}");
+    assert!(s.contains("deadlock"), "{s}");
+    assert!(s.contains("[collective]"), "{s}");
+}

@@ -66,7 +66,7 @@ pub struct VarDesc {
 /// A type. Exactly one of the kinds is set.
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Type {
-    #[prost(oneof = "r#type::Kind", tags = "1, 2, 3, 4, 5")]
+    #[prost(oneof = "r#type::Kind", tags = "1, 2, 3, 4, 5, 6, 10, 11")]
     pub kind: ::core::option::Option<r#type::Kind>,
 }
 /// Nested message and enum types in `Type`.
@@ -87,8 +87,36 @@ pub mod r#type {
         /// reach itself through a channel: type Node struct { next chan Node }).
         #[prost(string, tag = "5")]
         StructName(::prost::alloc::string::String),
+        /// comm: a member of a collective group (docs/language.md, "Collectives").
+        #[prost(message, tag = "6")]
+        Comm(super::Comm),
+        /// map\[K\]V (docs/language.md, "Maps"): a value, copied on write.
+        #[prost(message, tag = "10")]
+        Map(::prost::alloc::boxed::Box<super::MapType>),
+        /// func(P...) R: a function value (nil, a named function or a closure).
+        #[prost(message, tag = "11")]
+        Func(::prost::alloc::boxed::Box<super::FuncType>),
     }
 }
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct MapType {
+    #[prost(message, optional, boxed, tag = "1")]
+    pub key: ::core::option::Option<::prost::alloc::boxed::Box<Type>>,
+    #[prost(message, optional, boxed, tag = "2")]
+    pub value: ::core::option::Option<::prost::alloc::boxed::Box<Type>>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct FuncType {
+    #[prost(message, repeated, tag = "1")]
+    pub params: ::prost::alloc::vec::Vec<Type>,
+    /// Absent: the function returns nothing. Several results are one struct
+    /// (the lowering's tuple structs, named like "(int, bool)").
+    #[prost(message, optional, boxed, tag = "2")]
+    pub result: ::core::option::Option<::prost::alloc::boxed::Box<Type>>,
+}
+/// The `comm` type has no parameters.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Comm {}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct TensorType {
     /// Element type; only FLOAT32 today.

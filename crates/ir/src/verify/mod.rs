@@ -543,6 +543,12 @@ impl<'p> Ctx<'p> {
         }
     }
 
+    /// `check_type_opt` of a type inside a map or func type (not generic,
+    /// so that the recursion instantiates finitely many functions).
+    fn check_inner_type(&mut self, site: &Site, what: &str, ty: Option<&Type>) {
+        self.check_type_opt(|| (site.clone(), what.to_string()), ty);
+    }
+
     /// Checks that a type (and every type inside it) is well formed and
     /// nests at most `MAX_TYPE_NESTING` levels of list and chan (in a loop:
     /// a program built in memory may nest types any depth).
@@ -574,7 +580,25 @@ impl<'p> Ctx<'p> {
                 let kind = IssueKind::BadType(what, format!("tensor element type {}", t.elem));
                 return self.push(site, kind);
             }
-            Some(Kind::Chan(_)) | Some(Kind::List(_)) => return,
+            Some(Kind::Chan(_)) | Some(Kind::List(_)) | Some(Kind::Comm(_)) => return,
+            Some(Kind::Map(m)) => {
+                // The decoder bounds nesting, so this recursion is bounded.
+                let (site, what) = at();
+                for (part, t) in [("key", &m.key), ("value", &m.value)] {
+                    self.check_inner_type(&site, &format!("{what} ({part})"), t.as_deref());
+                }
+                return;
+            }
+            Some(Kind::Func(ft)) => {
+                let (site, what) = at();
+                for p in &ft.params {
+                    self.check_inner_type(&site, &format!("{what} (parameter)"), Some(p));
+                }
+                if let Some(r) = &ft.result {
+                    self.check_inner_type(&site, &format!("{what} (result)"), Some(r));
+                }
+                return;
+            }
             Some(Kind::StructName(s)) => {
                 if self.structs.contains_key(s.as_str()) {
                     return;

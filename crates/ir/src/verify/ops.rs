@@ -349,6 +349,10 @@ pub(super) fn ty_fits(ty: Ty, t: &Type) -> bool {
         Ty::FloatList => list_of(Type::is_float),
         Ty::StrList => list_of(Type::is_string),
         Ty::Struct => t.struct_name().is_some(),
+        Ty::Map => t.map_kv().is_some(),
+        Ty::Func => t.func_type().is_some(),
+        Ty::Comm => t.is_comm(),
+        Ty::CommList => list_of(Type::is_comm),
     }
 }
 

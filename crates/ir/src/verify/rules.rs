@@ -7,6 +7,7 @@
 use super::ops::{Arg, Bound};
 use super::{Ctx, IssueKind, Site};
 use crate::pb::{attr, Type};
+use crate::registry::RINGS_ATTR;
 
 pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
     let mut r = Rules { cx, site, op };
@@ -31,7 +32,10 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
                 r.applies(
                     x,
                     t,
-                    t.is_string() || t.list_elem().is_some() || t.chan_elem().is_some(),
+                    t.is_string()
+                        || t.list_elem().is_some()
+                        || t.chan_elem().is_some()
+                        || t.map_kv().is_some(),
                 );
             }
         }
@@ -79,8 +83,86 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
                 }
             }
         }
+        "c_group" => {
+            if let Some(attr::Value::I(n)) = bd.attrs.get(RINGS_ATTR) {
+                if *n < 1 {
+                    r.fail(format!(
+                        "{RINGS_ATTR} is {n} but a group needs at least 1 ring"
+                    ));
+                }
+            }
+        }
+        "c_allreduce_sum" | "c_allreduce_max" | "c_allreduce_min" | "c_allreduce_prod" => {
+            if let Some((x, t)) = bd.input("X") {
+                r.applies(x, t, t.is_int() || t.is_float() || t.is_tensor());
+                r.same(bd.output("Out"), "Out", Some((x, t)), "X");
+            }
+        }
+        "c_broadcast" => r.same(bd.output("Out"), "Out", bd.input("X"), "X"),
+        "c_allgather" => {
+            if let (Some((x, t)), Some((o, ot))) = (bd.input("X"), bd.output("Out")) {
+                if !ot.list_elem().is_some_and(|e| e.same(t)) {
+                    r.fail(format!("Out {o:?} is {ot} but X {x:?} is {t} (want []{t})"));
+                }
+            }
+        }
         "call" | "go_call" => r.call(bd),
+        "map_new" => r.map_new(bd),
+        "map_get" | "map_set" | "map_delete" | "map_entry" => r.map_op(bd),
+        "func_ref" | "closure" => r.func_value(bd),
+        "call_value" | "go_value" => r.call_value(bd),
         "load_dataset" => r.dataset(bd),
+        "exp" | "log" | "abs" | "sort" | "reverse" => {
+            if let Some((x, t)) = bd.input("X") {
+                let ok = match op {
+                    "abs" => t.is_int() || t.is_float(),
+                    "sort" => t
+                        .list_elem()
+                        .is_some_and(|e| e.is_int() || e.is_float() || e.is_string()),
+                    "reverse" => true,
+                    _ => t.is_float() || t.is_tensor(),
+                };
+                r.applies(x, t, ok);
+                r.same(bd.output("Out"), "Out", Some((x, t)), "X");
+            }
+        }
+        "min" | "max" => {
+            let args = bd.ins("Args");
+            match args.first().and_then(|a| a.ty.map(|t| (a.name, t))) {
+                None if args.is_empty() => r.fail(format!("{op} needs at least one argument")),
+                None => {}
+                Some((x, t)) => {
+                    r.elems(&args[1..], x, Some(t));
+                    r.same(bd.output("Out"), "Out", Some((x, t)), "Args");
+                }
+            }
+        }
+        "contains" => {
+            if let Some((x, t)) = bd.input("X") {
+                if t.is_string() {
+                    if let Some((y, yt)) = bd.input("Y") {
+                        r.applies(y, yt, yt.is_string());
+                    }
+                } else if let Some(e) = t.list_elem() {
+                    let comparable = r.comparable(e);
+                    r.applies(x, t, comparable);
+                    r.elems(bd.ins("Y"), x, Some(e));
+                } else {
+                    r.applies(x, t, false);
+                }
+            }
+        }
+        "tick" | "lines" => {
+            if let Some((o, t)) = bd.output("Out") {
+                let (ok, want) = match op {
+                    "tick" => (t.chan_elem().is_some_and(Type::is_int), "chan int"),
+                    _ => (t.chan_elem().is_some_and(Type::is_string), "chan string"),
+                };
+                if !ok {
+                    r.fail(format!("{op} gives a {want} but Out {o:?} is {t}"));
+                }
+            }
+        }
         "loop" if bd.attrs.contains_key("cond_block") && bd.ins("Cond").is_empty() => {
             r.fail("cond_block is set but Cond is not".into());
         }
@@ -186,13 +268,18 @@ impl Rules<'_, '_> {
         }
     }
 
-    /// Scalars, channels, and structs whose fields are all comparable
+    /// Scalars, channels, comms, and structs whose fields are all comparable
     /// (iterative: struct nesting may be deep in a decoded program).
     fn comparable(&self, t: &Type) -> bool {
         let mut todo = vec![t];
         let mut seen = std::collections::HashSet::new();
         while let Some(t) = todo.pop() {
-            if t.scalar_kind().is_some() || t.chan_elem().is_some() {
+            // A func value compares only with nil (the checker's rule).
+            if t.scalar_kind().is_some()
+                || t.chan_elem().is_some()
+                || t.is_comm()
+                || t.func_type().is_some()
+            {
                 continue;
             }
             let Some(name) = t.struct_name() else {
@@ -420,6 +507,109 @@ impl Rules<'_, '_> {
                 (Some(rt), Some(t)) if !rt.same(t) => {
                     self.fail(format!("Out {:?} is {t} but {name:?} returns {rt}", o.name))
                 }
+                _ => {}
+            }
+        }
+    }
+
+    fn map_new(&mut self, bd: &Bound<'_>) {
+        let Some((o, ot)) = bd.output("Out") else {
+            return;
+        };
+        let (keys, values) = (bd.ins("Keys"), bd.ins("Values"));
+        if keys.len() != values.len() {
+            let (k, v) = (keys.len(), values.len());
+            return self.fail(format!("map_new has {k} Keys but {v} Values"));
+        }
+        if let Some((kt, vt)) = ot.map_kv() {
+            self.elems(keys, o, Some(kt));
+            self.elems(values, o, Some(vt));
+        }
+    }
+
+    /// The key, value and entry ops: Key and Value against X's types.
+    fn map_op(&mut self, bd: &Bound<'_>) {
+        let Some((x, xt)) = bd.input("X") else { return };
+        let Some((kt, vt)) = xt.map_kv() else { return };
+        let (key, value) = match self.op {
+            "map_entry" => (bd.output("Key"), bd.output("Value")),
+            "map_get" => (bd.input("Key"), bd.output("Out")),
+            _ => (bd.input("Key"), bd.input("Value")),
+        };
+        self.same(key, "Key", Some((x, kt)), "the key of");
+        self.same(value, "Value", Some((x, vt)), "the value of");
+        if matches!(self.op, "map_set" | "map_delete") {
+            self.same(bd.output("Out"), "Out", Some((x, xt)), "X");
+        }
+    }
+
+    /// `func_ref` and `closure`: Out's signature is the function's, less
+    /// the parameters the Captures bind.
+    fn func_value(&mut self, bd: &Bound<'_>) {
+        let Some(name) = bd.attr_str("func") else {
+            return;
+        };
+        let Some(f) = self.cx.funcs.get(name).copied() else {
+            return self
+                .cx
+                .push(self.site.clone(), IssueKind::UnknownFunc(name.into()));
+        };
+        let caps = bd.ins("Captures");
+        if caps.len() > f.params.len() {
+            let (c, p) = (caps.len(), f.params.len());
+            return self.fail(format!("{c} Captures but {name:?} has {p} parameters"));
+        }
+        for (a, p) in caps.iter().zip(&f.params) {
+            if let (Some(t), Some(pt)) = (a.ty, p.r#type.as_ref()) {
+                if !t.same(pt) {
+                    let (an, pn) = (a.name, &p.name);
+                    self.fail(format!(
+                        "capture {an:?} is {t} but parameter {pn:?} of {name:?} is {pt}"
+                    ));
+                }
+            }
+        }
+        let Some((o, ot)) = bd.output("Out") else {
+            return;
+        };
+        let rest: Vec<Type> = f.params[caps.len()..]
+            .iter()
+            .filter_map(|p| p.r#type.clone())
+            .collect();
+        let want = Type::func(rest, f.result.clone());
+        if !ot.same(&want) {
+            self.fail(format!("Out {o:?} is {ot} but {name:?} gives {want}"));
+        }
+    }
+
+    fn call_value(&mut self, bd: &Bound<'_>) {
+        let Some((fname, ft)) = bd.input("F") else {
+            return;
+        };
+        let Some(sig) = ft.func_type() else { return };
+        let args = bd.ins("Args");
+        if args.len() != sig.params.len() {
+            let (p, a) = (sig.params.len(), args.len());
+            return self.fail(format!("F {fname:?} takes {p} arguments, got {a}"));
+        }
+        for (i, (a, pt)) in args.iter().zip(&sig.params).enumerate() {
+            if let Some(t) = a.ty.filter(|t| !t.same(pt)) {
+                self.fail(format!(
+                    "argument {i} {:?} is {t} but F {fname:?} takes {pt}",
+                    a.name
+                ));
+            }
+        }
+        if let Some(o) = bd.outs("Out").first().filter(|o| o.name != "_") {
+            match (&sig.result, o.ty) {
+                (None, _) => self.fail(format!(
+                    "F {fname:?} returns nothing but Out is {:?}",
+                    o.name
+                )),
+                (Some(rt), Some(t)) if !rt.same(t) => self.fail(format!(
+                    "Out {:?} is {t} but F {fname:?} returns {rt}",
+                    o.name
+                )),
                 _ => {}
             }
         }

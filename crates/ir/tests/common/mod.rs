@@ -50,6 +50,7 @@ pub fn type_strategy() -> impl Strategy<Value = Type> {
         (prop::collection::vec(-1i64..5, 0..3), 0i32..3)
             .prop_map(|(shape, elem)| Type::of(Kind::Tensor(TensorType { elem, shape }))),
         name().prop_map(Type::struct_named),
+        Just(Type::comm()),
         Just(Type::default()),
     ];
     leaf.prop_recursive(3, 8, 1, |inner| {

@@ -43,7 +43,7 @@ impl<'a> Checker<'a> {
             return true;
         }
         let ok = match (&op.ty, target) {
-            (Ty::UntypedNil, Ty::Chan(_)) => true,
+            (Ty::UntypedNil, t) if t.is_nilable() => true,
             (Ty::UntypedBool, Ty::Bool) | (Ty::UntypedStr, Ty::Str) => true,
             (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float) => {
                 match self.represent(op.val.as_ref(), target) {
@@ -106,20 +106,21 @@ impl<'a> Checker<'a> {
                 }
             }
             (ConstVal::Float(f), Ty::Int) => {
-                if f.fract() != 0.0 || !f.is_finite() {
-                    Err(Unrepresentable::Truncated)
-                } else if *f < -9.223_372_036_854_776e18 || *f >= 9.223_372_036_854_776e18 {
-                    Err(Unrepresentable::OverflowsInt)
-                } else {
-                    Ok(Some(ConstVal::Int(*f as i128)))
+                use num_traits::ToPrimitive;
+                if !f.is_integer() {
+                    return Err(Unrepresentable::Truncated);
+                }
+                match f.to_integer().to_i128() {
+                    Some(i) if (I64_MIN..=I64_MAX).contains(&i) => Ok(Some(ConstVal::Int(i))),
+                    _ => Err(Unrepresentable::OverflowsInt),
                 }
             }
-            (ConstVal::Int(i), Ty::Float) => Ok(Some(ConstVal::Float(*i as f64))),
-            (ConstVal::Float(f), Ty::Float) => {
-                if f.is_finite() {
-                    Ok(Some(v.clone()))
-                } else {
-                    Err(Unrepresentable::OverflowsFloat)
+            // A typed float constant is the float64 nearest the exact
+            // value, as Go rounds it.
+            (ConstVal::Int(_) | ConstVal::Float(_), Ty::Float) => {
+                match v.as_f64().filter(|f| f.is_finite()) {
+                    Some(f) => Ok(ConstVal::float(f)),
+                    None => Err(Unrepresentable::OverflowsFloat),
                 }
             }
             _ => Ok(Some(v.clone())),
@@ -127,12 +128,17 @@ impl<'a> Checker<'a> {
     }
 
     /// A constant result of type `ty`: typed int constants must fit in 64 bits.
+    /// Typed float constants are rounded to float64.
     pub(crate) fn typed_const(&mut self, e: &Expr, ty: Ty, val: Option<ConstVal>) -> Operand {
         if let (Ty::Int, Some(ConstVal::Int(v))) = (&ty, &val) {
             if !(I64_MIN..=I64_MAX).contains(v) {
                 self.error(e.span, CheckError::ConstOverflowsInt { value: *v });
                 return Operand::invalid();
             }
+        }
+        if let (Ty::Float, Some(c @ ConstVal::Float(_))) = (&ty, &val) {
+            let val = c.as_f64().and_then(ConstVal::float);
+            return Operand { ty, val };
         }
         Operand { ty, val }
     }
@@ -250,7 +256,7 @@ pub(crate) fn compare(op: BinOp, a: &ConstVal, b: &ConstVal) -> Option<bool> {
         (ConstVal::Int(x), ConstVal::Int(y)) => x.cmp(y),
         (ConstVal::Str(x), ConstVal::Str(y)) => x.cmp(y),
         (ConstVal::Bool(x), ConstVal::Bool(y)) => x.cmp(y),
-        _ => a.as_f64()?.partial_cmp(&b.as_f64()?)?,
+        _ => a.as_rat()?.cmp(&b.as_rat()?),
     };
     Some(match op {
         BinOp::Eq => ord == Ordering::Equal,
@@ -280,16 +286,25 @@ pub(crate) fn fold(op: BinOp, a: &ConstVal, b: &ConstVal) -> Option<ConstVal> {
         (ConstVal::Str(x), ConstVal::Str(y)) if op == BinOp::Add => {
             Some(ConstVal::Str(format!("{x}{y}").into()))
         }
+        // Exact (docs/language.md, "Constants"): rationals, bounded by
+        // `MAX_CONST_BITS` (float64's range applies when the constant
+        // becomes a typed value, in `represent`).
         _ => {
-            let (x, y) = (a.as_f64()?, b.as_f64()?);
+            use num_traits::Zero;
+            let (x, y) = (a.as_rat()?, b.as_rat()?);
             let v = match op {
                 BinOp::Add => x + y,
                 BinOp::Sub => x - y,
                 BinOp::Mul => x * y,
-                BinOp::Div => x / y,
+                BinOp::Div if !y.is_zero() => x / y,
                 _ => return None,
             };
-            v.is_finite().then_some(ConstVal::Float(v))
+            let c = ConstVal::Float(v);
+            let fits = match &c {
+                ConstVal::Float(r) => crate::types::rat_fits(r),
+                _ => false,
+            };
+            fits.then_some(c)
         }
     }
 }

@@ -57,6 +57,12 @@ pub enum Context {
     ConstantDeclaration,
     /// The operand of `<-`.
     Receive,
+    /// The device of `go ... on DEV`.
+    Placement,
+    /// A key or value of a map literal.
+    MapLiteral,
+    /// The key of `m[k]`.
+    MapIndex,
 }
 
 impl fmt::Display for Context {
@@ -83,6 +89,9 @@ impl fmt::Display for Context {
             Context::Shift => "shift",
             Context::ConstantDeclaration => "constant declaration",
             Context::Receive => "receive",
+            Context::Placement => "go placement",
+            Context::MapLiteral => "map literal",
+            Context::MapIndex => "map index",
         })
     }
 }
@@ -299,12 +308,6 @@ pub enum CheckError {
     TypeAsValue {
         /// The type.
         ty: String,
-    },
-    /// A function named without calling it.
-    #[error("{name} (func) must be called")]
-    FuncNotCalled {
-        /// The function.
-        name: String,
     },
     /// A builtin named without calling it.
     #[error("{name} (built-in function) must be called")]
@@ -840,7 +843,7 @@ pub enum CheckError {
         /// The argument.
         expr: String,
     },
-    /// `make` of a type other than a channel.
+    /// `make` of a type other than a channel, a map or a list.
     #[error("invalid argument: cannot make {ty}")]
     CannotMake {
         /// The type.
@@ -854,6 +857,68 @@ pub enum CheckError {
         /// Its type.
         ty: String,
         /// `after` or `sleep`.
+        builtin: &'static str,
+    },
+    /// `recover()`: a panic ends the program.
+    #[error("recover is not supported in Weft")]
+    Recover,
+    /// A map key type that is not comparable.
+    #[error("invalid map key type {ty}")]
+    InvalidMapKey {
+        /// The key type.
+        ty: String,
+    },
+    /// A call with several results where one value is needed.
+    #[error("multiple-value {expr} (value of type {ty}) in single-value context")]
+    MultiValue {
+        /// The call.
+        expr: String,
+        /// Its results.
+        ty: String,
+    },
+    /// `return` with a number of values other than the results.
+    #[error("wrong number of return values (have {have}, want {want})")]
+    ReturnCount {
+        /// The values given.
+        have: usize,
+        /// The result types.
+        want: String,
+    },
+    /// The same constant key twice in a map literal.
+    #[error("duplicate key {key} in map literal")]
+    DuplicateMapKey {
+        /// The key.
+        key: String,
+    },
+    /// Assigning, in a function literal, to a variable captured from outside it.
+    #[error("cannot assign to {name} in a function literal: it is a copy captured when the literal was evaluated")]
+    AssignCapturedInFunc {
+        /// The variable.
+        name: String,
+    },
+    /// `f == g` of two func values.
+    #[error("invalid operation: {expr} (func can only be compared to nil)")]
+    FuncCompare {
+        /// The comparison.
+        expr: String,
+    },
+    /// `defer` of a builtin whose result would be discarded.
+    #[error("defer discards result of {name}(...)")]
+    DeferBuiltin {
+        /// The builtin.
+        name: String,
+    },
+    /// The value of a reduction (`allreduce_sum` and the like) is not an
+    /// `int`, `float` or `tensor`.
+    #[error(
+        "invalid argument: {expr} (type {ty}) for built-in {builtin} (want int, float or tensor)"
+    )]
+    ReduceArgType {
+        /// The argument.
+        expr: String,
+        /// Its type.
+        ty: String,
+        /// The reduction.
         builtin: &'static str,
     },
 
@@ -871,7 +936,6 @@ impl Message for CheckError {
         use CheckError::*;
         let help = match self {
             NoMain | EmptyProgram => "add `func main() { ... }`",
-            FuncNotCalled { .. } => "functions are not values; call it, or start it with `go`",
             CannotUse {
                 numeric: true,
                 target,
@@ -900,8 +964,12 @@ impl Message for CheckError {
             GoBuiltin { name } => return Some(format!("write go {{ {name}(...) }}")),
             DatasetShadowed => "rename your struct",
             BuiltinArgType { builtin: "cap", .. } => "cap applies to channels only",
-            MakeNotAType { .. } => "write make(chan T) or make(chan T, n)",
-            CannotMake { .. } => "make creates channels; write []T{} for an empty list",
+            MakeNotAType { .. } => "write make(chan T), make(chan T, n), make(map[K]V) or make([]T, n)",
+            CannotMake { .. } => "make creates channels, maps and lists: make(chan T, n), make(map[K]V), make([]T, n)",
+            Recover => "a panic ends the program; return an error value (`v, ok := f()`) instead",
+            InvalidMapKey { .. } => "map keys are ints, floats, strings, bools, channels, comms or structs of those",
+            MultiValue { .. } => "assign the results to as many variables: `a, b := f()`",
+            AssignCapturedInFunc { name } => return Some(format!("return the new value instead, or declare a new variable (`{name} := {name}`) inside the literal")),
             _ => return None,
         };
         Some(help.to_string())
@@ -937,89 +1005,97 @@ mod tests {
             NoValue { .. } => 12,
             BlankAsValue => 13,
             TypeAsValue { .. } => 14,
-            FuncNotCalled { .. } => 15,
-            BuiltinNotCalled { .. } => 16,
-            Unused { .. } => 17,
-            IntTooLarge { .. } => 18,
-            FloatTooLarge => 19,
-            ConstOverflow => 20,
-            ConstOverflowsInt { .. } => 21,
-            ShiftOverflow => 22,
-            DivisionByZero => 23,
-            NotConstant { .. } => 24,
-            InvalidConstType { .. } => 25,
-            CannotUse { .. } => 26,
-            Unrepresentable { .. } => 27,
-            UntypedNil { .. } => 28,
-            CannotConvert { .. } => 29,
-            ConvertToType { .. } => 30,
-            OperatorNotDefined { .. } => 31,
-            MismatchedTypes { .. } => 32,
-            NilOperator { .. } => 33,
-            NotComparable { .. } => 34,
-            ShiftCountNotInt { .. } => 35,
-            NegativeShift { .. } => 36,
-            IncDecNonNumeric { .. } => 37,
-            CompoundAssignType { .. } => 38,
-            NegativeIndex { .. } => 39,
-            CannotIndex { .. } => 40,
-            CannotSlice { .. } => 41,
-            NoField { .. } => 42,
-            NoFields { .. } => 43,
-            InvalidCompositeType { .. } => 44,
-            MissingCompositeType => 45,
-            KeyInListLiteral => 46,
-            MixedStructLiteral => 47,
-            DuplicateField { .. } => 48,
-            UnknownField { .. } => 49,
-            TooManyValues { .. } => 50,
-            TooFewValues { .. } => 51,
-            AssignMismatch { .. } => 52,
-            OkNotBool { .. } => 53,
-            RecvAssignType { .. } => 54,
-            NoNewVariables => 55,
-            AssignCaptured { .. } => 56,
-            AssignNotVariable { .. } => 57,
-            AssignString { .. } => 58,
-            AssignNonPlace { .. } => 59,
-            RecvNonChan { .. } => 60,
-            SendNonChan { .. } => 61,
-            CloseNonChan { .. } => 62,
-            NonBoolCondition { .. } => 63,
-            NotEnoughReturnValues { .. } => 64,
-            TooManyReturnValues => 65,
-            ReturnValueInGo => 66,
-            BreakOutside => 67,
-            ContinueOutside => 68,
-            InvalidLabel { .. } => 69,
-            LabelUndefined { .. } => 70,
-            CannotRange { .. } => 71,
-            RangeOneVariable { .. } => 72,
-            SwitchNotComparable { .. } => 73,
-            MultipleDefaults { .. } => 74,
-            InvalidCase { .. } => 75,
-            GoBuiltin { .. } => 76,
-            CallNonFunction { .. } => 77,
-            CallVariable { .. } => 78,
-            CallConstant { .. } => 79,
-            ArgCount { .. } => 80,
-            BuiltinArgCount { .. } => 81,
-            SpreadNonVariadic { .. } => 82,
-            SpreadBuiltin { .. } => 83,
-            SpreadNotFinal => 84,
-            DatasetShadowed => 85,
-            BuiltinArgType { .. } => 86,
-            NotAList { .. } => 87,
-            MakeNotAType { .. } => 88,
-            CannotMake { .. } => 89,
-            BadMilliseconds { .. } => 90,
-            LoweringInvalid { .. } => 91,
-            EmptyProgram => 92,
-            TypeTooDeep { .. } => 93,
+            BuiltinNotCalled { .. } => 15,
+            Unused { .. } => 16,
+            IntTooLarge { .. } => 17,
+            FloatTooLarge => 18,
+            ConstOverflow => 19,
+            ConstOverflowsInt { .. } => 20,
+            ShiftOverflow => 21,
+            DivisionByZero => 22,
+            NotConstant { .. } => 23,
+            InvalidConstType { .. } => 24,
+            CannotUse { .. } => 25,
+            Unrepresentable { .. } => 26,
+            UntypedNil { .. } => 27,
+            CannotConvert { .. } => 28,
+            ConvertToType { .. } => 29,
+            OperatorNotDefined { .. } => 30,
+            MismatchedTypes { .. } => 31,
+            NilOperator { .. } => 32,
+            NotComparable { .. } => 33,
+            ShiftCountNotInt { .. } => 34,
+            NegativeShift { .. } => 35,
+            IncDecNonNumeric { .. } => 36,
+            CompoundAssignType { .. } => 37,
+            NegativeIndex { .. } => 38,
+            CannotIndex { .. } => 39,
+            CannotSlice { .. } => 40,
+            NoField { .. } => 41,
+            NoFields { .. } => 42,
+            InvalidCompositeType { .. } => 43,
+            MissingCompositeType => 44,
+            KeyInListLiteral => 45,
+            MixedStructLiteral => 46,
+            DuplicateField { .. } => 47,
+            UnknownField { .. } => 48,
+            TooManyValues { .. } => 49,
+            TooFewValues { .. } => 50,
+            AssignMismatch { .. } => 51,
+            OkNotBool { .. } => 52,
+            RecvAssignType { .. } => 53,
+            NoNewVariables => 54,
+            AssignCaptured { .. } => 55,
+            AssignNotVariable { .. } => 56,
+            AssignString { .. } => 57,
+            AssignNonPlace { .. } => 58,
+            RecvNonChan { .. } => 59,
+            SendNonChan { .. } => 60,
+            CloseNonChan { .. } => 61,
+            NonBoolCondition { .. } => 62,
+            NotEnoughReturnValues { .. } => 63,
+            TooManyReturnValues => 64,
+            ReturnValueInGo => 65,
+            BreakOutside => 66,
+            ContinueOutside => 67,
+            InvalidLabel { .. } => 68,
+            LabelUndefined { .. } => 69,
+            CannotRange { .. } => 70,
+            RangeOneVariable { .. } => 71,
+            SwitchNotComparable { .. } => 72,
+            MultipleDefaults { .. } => 73,
+            InvalidCase { .. } => 74,
+            GoBuiltin { .. } => 75,
+            CallNonFunction { .. } => 76,
+            CallVariable { .. } => 77,
+            CallConstant { .. } => 78,
+            ArgCount { .. } => 79,
+            BuiltinArgCount { .. } => 80,
+            SpreadNonVariadic { .. } => 81,
+            SpreadBuiltin { .. } => 82,
+            SpreadNotFinal => 83,
+            DatasetShadowed => 84,
+            BuiltinArgType { .. } => 85,
+            NotAList { .. } => 86,
+            MakeNotAType { .. } => 87,
+            CannotMake { .. } => 88,
+            BadMilliseconds { .. } => 89,
+            LoweringInvalid { .. } => 90,
+            EmptyProgram => 91,
+            TypeTooDeep { .. } => 92,
+            Recover => 93,
+            InvalidMapKey { .. } => 94,
+            MultiValue { .. } => 95,
+            ReturnCount { .. } => 96,
+            DuplicateMapKey { .. } => 97,
+            AssignCapturedInFunc { .. } => 98,
+            FuncCompare { .. } => 99,
+            DeferBuiltin { .. } => 100,
+            ReduceArgType { .. } => 101,
         }
     }
 
-    const VARIANTS: usize = 94;
+    const VARIANTS: usize = 102;
 
     fn one_of_each() -> Vec<CheckError> {
         use CheckError::*;
@@ -1039,7 +1115,6 @@ mod tests {
             NoValue { expr: s("f()") },
             BlankAsValue,
             TypeAsValue { ty: s("int") },
-            FuncNotCalled { name: s("f") },
             BuiltinNotCalled { name: s("len") },
             Unused {
                 expr: s("x + 1"),
@@ -1247,7 +1322,7 @@ mod tests {
                 ty: s("int"),
             },
             MakeNotAType { expr: s("x") },
-            CannotMake { ty: s("[]int") },
+            CannotMake { ty: s("int") },
             BadMilliseconds {
                 expr: s("s"),
                 ty: s("string"),
@@ -1258,6 +1333,25 @@ mod tests {
             },
             EmptyProgram,
             TypeTooDeep { limit: 64 },
+            Recover,
+            InvalidMapKey { ty: s("[]int") },
+            MultiValue {
+                expr: s("f()"),
+                ty: s("(int, bool)"),
+            },
+            ReturnCount {
+                have: 1,
+                want: s("(int, bool)"),
+            },
+            DuplicateMapKey { key: s("\"a\"") },
+            AssignCapturedInFunc { name: s("n") },
+            FuncCompare { expr: s("f == g") },
+            DeferBuiltin { name: s("len") },
+            ReduceArgType {
+                expr: s("names"),
+                ty: s("[]string"),
+                builtin: "allreduce_sum",
+            },
         ]
     }
 

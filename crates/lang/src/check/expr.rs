@@ -49,6 +49,15 @@ impl<'a> Checker<'a> {
             self.record(e, &Ty::Invalid);
             return Operand::invalid();
         }
+        if let Ty::Tuple(_) = op.ty {
+            let err = CheckError::MultiValue {
+                expr: self.text(e.span),
+                ty: self.tyname(&op.ty),
+            };
+            self.error(e.span, err);
+            self.record(e, &Ty::Invalid);
+            return Operand::invalid();
+        }
         op
     }
 
@@ -101,9 +110,17 @@ impl<'a> Checker<'a> {
                     self.error(e.span, CheckError::FloatTooLarge);
                     return Operand::invalid();
                 }
+                // The exact value of the literal's text (its f64 is rounded).
+                let text = self
+                    .src
+                    .get(e.span.start as usize..e.span.end as usize)
+                    .unwrap_or("");
+                let val = crate::types::parse_float_literal(text)
+                    .map(ConstVal::Float)
+                    .or_else(|| ConstVal::float(*v));
                 Operand {
                     ty: Ty::UntypedFloat,
-                    val: Some(ConstVal::Float(*v)),
+                    val,
                 }
             }
             ExprKind::Str(s) => Operand {
@@ -163,6 +180,32 @@ impl<'a> Checker<'a> {
                     Operand::invalid()
                 }
             },
+            ExprKind::MapLit { ty, entries } => {
+                let ty = self.resolve_type(ty);
+                let Ty::Map(k, v) = &ty else {
+                    for (k, v) in entries {
+                        self.value(k);
+                        self.value(v);
+                    }
+                    return Operand::invalid();
+                };
+                let mut seen: Vec<(ConstVal, &Expr)> = Vec::new();
+                for (ke, ve) in entries {
+                    let ko = self.value_to(ke, k, &Context::MapLiteral);
+                    self.value_to(ve, v, &Context::MapLiteral);
+                    if let Some(c) = ko.val {
+                        if seen.iter().any(|(d, _)| *d == c) {
+                            let err = CheckError::DuplicateMapKey {
+                                key: self.text(ke.span),
+                            };
+                            self.error(ke.span, err);
+                        }
+                        seen.push((c, ke));
+                    }
+                }
+                Operand::of(ty)
+            }
+            ExprKind::FuncLit(lit) => Operand::of(self.func_lit(e, lit)),
             ExprKind::Type(t) => {
                 let ty = self.resolve_type(t);
                 if !ty.is_invalid() {
@@ -195,9 +238,12 @@ impl<'a> Checker<'a> {
                 }
                 Operand { ty, val: Some(v) }
             }
-            Some((Res::Func(_), _)) => {
-                self.error(e.span, CheckError::FuncNotCalled { name: name.into() });
-                Operand::invalid()
+            Some((Res::Func(id), _)) => {
+                // a named function as a value
+                self.info.uses.insert(e.id, Res::Func(id));
+                let f = &self.info.funcs[id as usize];
+                let params = f.params.iter().map(|(_, t)| t.clone()).collect();
+                Operand::of(Ty::func(params, f.result.clone()))
             }
             Some((Res::Builtin(_), _)) => {
                 self.error(e.span, CheckError::BuiltinNotCalled { name: name.into() });
@@ -206,6 +252,8 @@ impl<'a> Checker<'a> {
             None => {
                 let err = if self.is_struct_name(name) {
                     CheckError::TypeAsValue { ty: name.into() }
+                } else if name == "recover" {
+                    CheckError::Recover
                 } else {
                     CheckError::Undefined { name: name.into() }
                 };
@@ -264,7 +312,7 @@ impl<'a> Checker<'a> {
                             return Operand::invalid();
                         }
                     },
-                    (Some(ConstVal::Float(v)), UnOp::Neg) => Some(ConstVal::Float(-v)),
+                    (Some(ConstVal::Float(v)), UnOp::Neg) => Some(ConstVal::Float(-v.clone())),
                     (v, _) => v.clone(),
                 };
                 self.typed_const(e, xo.ty, val)
@@ -355,6 +403,7 @@ impl<'a> Checker<'a> {
                 };
             }
         }
+        let nil_side = xo.ty == Ty::UntypedNil || yo.ty == Ty::UntypedNil;
         // bring both sides to one type
         if xo.ty.is_untyped() && !yo.ty.is_untyped() {
             if !self.convert_operand(x, &mut xo, &yo.ty, e, true) {
@@ -419,6 +468,17 @@ impl<'a> Checker<'a> {
                         },
                     );
                     return Operand::invalid();
+                }
+                if is_eq && matches!(ty, Ty::Func(_)) {
+                    // a func value compares only with nil
+                    if !nil_side {
+                        let err = CheckError::FuncCompare {
+                            expr: self.text(e.span),
+                        };
+                        self.error(e.span, err);
+                        return Operand::invalid();
+                    }
+                    return Operand::of(Ty::Bool);
                 }
                 if is_eq && !comparable(&ty, &self.info.structs) {
                     self.error(
@@ -488,13 +548,13 @@ impl<'a> Checker<'a> {
         e: &Expr,
         x_is_left: bool,
     ) -> bool {
-        let fits = matches!(
-            (&xo.ty, target),
-            (Ty::UntypedNil, Ty::Chan(_))
-                | (Ty::UntypedBool, Ty::Bool)
-                | (Ty::UntypedStr, Ty::Str)
-                | (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
-        );
+        let fits = (xo.ty == Ty::UntypedNil && target.is_nilable())
+            || matches!(
+                (&xo.ty, target),
+                (Ty::UntypedBool, Ty::Bool)
+                    | (Ty::UntypedStr, Ty::Str)
+                    | (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
+            );
         if !fits {
             let (left, right) = if x_is_left {
                 (&xo.ty, target)
@@ -515,6 +575,10 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn index(&mut self, x: &Expr, i: &Expr) -> Operand {
         let xo = self.value(x);
+        if let Ty::Map(k, v) = &xo.ty {
+            self.value_to(i, k, &Context::MapIndex);
+            return Operand::of((**v).clone());
+        }
         let io = self.value_to(i, &Ty::Int, &Context::Index);
         if let Some(ConstVal::Int(v)) = &io.val {
             if *v < 0 {

@@ -81,7 +81,8 @@ pub struct Info {
     pub uses: HashMap<NodeId, Res>,
     /// The variable each declared identifier introduces.
     pub defs: HashMap<NodeId, VarId>,
-    /// The outer variables each `go { }` statement captures, by statement id.
+    /// The outer variables each `go { }` statement (by statement id) and
+    /// each function literal (by expression id) captures.
     pub captures: HashMap<NodeId, Vec<VarId>>,
     /// Whether the predeclared `Dataset` struct is used.
     pub uses_dataset: bool,
@@ -126,9 +127,12 @@ struct Breakable {
     label: Option<String>,
 }
 
+/// A `go { }` block or a function literal: what it captures from outside.
 struct GoFrame {
     stmt: NodeId,
     captures: Vec<VarId>,
+    /// A function literal (else a go block).
+    func_lit: bool,
 }
 
 pub(crate) struct Checker<'a> {
@@ -429,12 +433,41 @@ impl<'a> Checker<'a> {
         match &t.kind {
             TypeKind::Chan(e) => Ty::chan(self.resolve_type_inner(e)),
             TypeKind::List(e) => Ty::list(self.resolve_type_inner(e)),
+            TypeKind::Map(k, v) => {
+                let kt = self.resolve_type(k);
+                let vt = self.resolve_type(v);
+                if !kt.is_invalid() && !crate::types::comparable(&kt, &self.info.structs) {
+                    let ty = self.tyname(&kt);
+                    self.error(k.span, CheckError::InvalidMapKey { ty });
+                    return Ty::Invalid;
+                }
+                if kt.is_invalid() || vt.is_invalid() {
+                    return Ty::Invalid;
+                }
+                Ty::map(kt, vt)
+            }
+            TypeKind::Func { params, result } => {
+                let ps: Vec<Ty> = params.iter().map(|p| self.resolve_type(p)).collect();
+                let r = result.as_ref().map(|r| self.resolve_type(r));
+                if ps.iter().chain(&r).any(Ty::is_invalid) {
+                    return Ty::Invalid;
+                }
+                Ty::func(ps, r)
+            }
+            TypeKind::Tuple(ts) => {
+                let ts: Vec<Ty> = ts.iter().map(|t| self.resolve_type(t)).collect();
+                if ts.iter().any(Ty::is_invalid) {
+                    return Ty::Invalid;
+                }
+                Ty::Tuple(ts.into())
+            }
             TypeKind::Named(n) => match n.name.as_str() {
                 "int" => Ty::Int,
                 "float" => Ty::Float,
                 "bool" => Ty::Bool,
                 "string" => Ty::Str,
                 "tensor" => Ty::Tensor,
+                "comm" => Ty::Comm,
                 name => match self.struct_names.get(name) {
                     Some(&id) => Ty::Struct(id),
                     None if name == "Dataset" => {
@@ -577,7 +610,10 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn is_struct_name(&self, name: &str) -> bool {
         self.struct_names.contains_key(name)
-            || matches!(name, "int" | "float" | "bool" | "string" | "tensor")
+            || matches!(
+                name,
+                "int" | "float" | "bool" | "string" | "tensor" | "comm"
+            )
     }
 
     fn func_body(&mut self, id: FuncId, f: &FuncDecl) {
@@ -606,6 +642,7 @@ impl<'a> Checker<'a> {
         self.go_stack.push(GoFrame {
             stmt,
             captures: Vec::new(),
+            func_lit: false,
         });
         let result = self.result.take();
         let in_go = std::mem::replace(&mut self.in_go, true);
@@ -625,6 +662,55 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn go_depth(&self) -> u32 {
         self.go_stack.len() as u32
+    }
+
+    /// Whether the innermost capture frame is a function literal.
+    pub(crate) fn in_func_lit(&self) -> bool {
+        self.go_stack.last().is_some_and(|f| f.func_lit)
+    }
+
+    /// Checks a function literal: a body of its own (its own result,
+    /// labels and loops) that captures, like a go block, a copy of every
+    /// outer variable it uses, taken when the literal is evaluated.
+    pub(crate) fn func_lit(&mut self, e: &Expr, lit: &FuncLit) -> Ty {
+        let params: Vec<Ty> = lit
+            .params
+            .iter()
+            .map(|p| self.resolve_type(&p.ty))
+            .collect();
+        let result = lit.result.as_ref().map(|r| self.resolve_type(r));
+        self.go_stack.push(GoFrame {
+            stmt: e.id,
+            captures: Vec::new(),
+            func_lit: true,
+        });
+        let saved_result = std::mem::replace(&mut self.result, result.clone());
+        let in_go = std::mem::replace(&mut self.in_go, false);
+        let breakables = std::mem::take(&mut self.breakables);
+        let labels = std::mem::take(&mut self.labels);
+        self.push_scope();
+        for (p, ty) in lit.params.iter().zip(&params) {
+            self.declare_var(&p.name, ty.clone());
+        }
+        self.push_scope();
+        self.stmts(&lit.body.stmts);
+        self.pop_scope();
+        self.pop_scope();
+        if result.is_some() && !self.terminates_list(&lit.body.stmts) {
+            let end = lit.body.span.end.saturating_sub(1) as usize;
+            self.error(Span::new(end, end + 1), CheckError::MissingReturn);
+        }
+        self.result = saved_result;
+        self.in_go = in_go;
+        self.breakables = breakables;
+        self.labels = labels;
+        if let Some(frame) = self.go_stack.pop() {
+            self.info.captures.insert(frame.stmt, frame.captures);
+        }
+        if params.iter().chain(&result).any(Ty::is_invalid) {
+            return Ty::Invalid;
+        }
+        Ty::func(params, result)
     }
 
     pub(crate) fn record(&mut self, e: &Expr, ty: &Ty) {

@@ -23,6 +23,15 @@ pub(crate) fn is_recv(e: &Expr) -> bool {
     matches!(strip_parens(e).kind, ExprKind::Unary(UnOp::Recv, _))
 }
 
+/// Whether `e` may give several values: a call (several results) or an
+/// index (a map's `v, ok`).
+pub(crate) fn is_multi_source(e: &Expr) -> bool {
+    matches!(
+        strip_parens(e).kind,
+        ExprKind::Call { .. } | ExprKind::Index(..)
+    )
+}
+
 impl<'a> Checker<'a> {
     pub(crate) fn stmts(&mut self, stmts: &[Stmt]) {
         for s in stmts {
@@ -113,7 +122,7 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Expr(e) => self.expr_stmt(e),
             StmtKind::Send { chan, value } => self.send(chan, value),
-            StmtKind::GoCall(call) => {
+            StmtKind::GoCall(call, on) => {
                 if let ExprKind::Call { func, .. } = &call.kind {
                     self.expr(call);
                     if let Some(Res::Builtin(b)) = self.info.uses.get(&func.id) {
@@ -121,9 +130,29 @@ impl<'a> Checker<'a> {
                         self.error(func.span, CheckError::GoBuiltin { name });
                     }
                 }
+                if let Some(d) = on {
+                    self.value_to(d, &Ty::Str, &Context::Placement);
+                }
             }
-            StmtKind::GoBlock(b) => self.go_block(s.id, b),
-            StmtKind::Return(value) => self.return_stmt(s, value.as_ref()),
+            StmtKind::GoBlock(b, on) => {
+                // The device is evaluated by the parent, at the `go`.
+                if let Some(d) = on {
+                    self.value_to(d, &Ty::Str, &Context::Placement);
+                }
+                self.go_block(s.id, b);
+            }
+            StmtKind::Defer(call) => {
+                if let ExprKind::Call { func, .. } = &call.kind {
+                    self.expr(call);
+                    if let Some(Res::Builtin(b)) = self.info.uses.get(&func.id) {
+                        if !b.may_be_statement() {
+                            let name = b.name().to_string();
+                            self.error(func.span, CheckError::DeferBuiltin { name });
+                        }
+                    }
+                }
+            }
+            StmtKind::Return(values) => self.return_stmt(s, values),
             StmtKind::Break(l) => self.break_stmt(s, l.as_ref()),
             StmtKind::Continue(l) => self.continue_stmt(s, l.as_ref()),
             StmtKind::Block(b) => self.block(b),
@@ -204,6 +233,66 @@ impl<'a> Checker<'a> {
         self.error(s.span, CheckError::AssignMismatch { vars, vals });
     }
 
+    /// The types of the `n` (at least two) values one expression gives to
+    /// `n` variables: a call with `n` results, or `v, ok` of a map index.
+    /// After an error, `n` invalid types.
+    pub(crate) fn multi_value(&mut self, s: &Stmt, n: usize, e: &Expr) -> Vec<Ty> {
+        let invalid = vec![Ty::Invalid; n];
+        match &strip_parens(e).kind {
+            ExprKind::Index(x, _) => {
+                let op = self.value(e);
+                match self.info.ty(x) {
+                    Ty::Map(..) if n == 2 => vec![op.ty, Ty::Bool],
+                    Ty::Invalid => invalid,
+                    _ if op.ty.is_invalid() => invalid,
+                    _ => {
+                        self.mismatch(s, n, 1);
+                        invalid
+                    }
+                }
+            }
+            _ => {
+                let op = self.expr(e);
+                match &op.ty {
+                    Ty::Tuple(ts) if ts.len() == n => ts.to_vec(),
+                    Ty::Tuple(ts) => {
+                        self.mismatch(s, n, ts.len());
+                        invalid
+                    }
+                    Ty::Invalid => invalid,
+                    Ty::Void => {
+                        let err = CheckError::NoValue {
+                            expr: self.text(e.span),
+                        };
+                        self.error(e.span, err);
+                        invalid
+                    }
+                    _ => {
+                        self.mismatch(s, n, 1);
+                        invalid
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reports a value of type `have` (from `e`) that cannot go where a
+    /// `want` is needed.
+    pub(crate) fn must_fit(&mut self, e: &Expr, have: &Ty, want: &Ty, ctx: &Context) {
+        if have.is_invalid() || want.is_invalid() || have == want {
+            return;
+        }
+        let err = CheckError::CannotUse {
+            expr: self.text(e.span),
+            ty: self.tyname(have),
+            constant: false,
+            target: self.tyname(want),
+            ctx: ctx.clone(),
+            numeric: have.is_numeric() && want.is_numeric(),
+        };
+        self.error(e.span, err);
+    }
+
     fn var_stmt(&mut self, s: &Stmt, names: &[Ident], ty: Option<&TypeExpr>, values: &[Expr]) {
         let declared = ty.map(|t| self.resolve_type(t));
         let mut types: Vec<Ty> = Vec::new();
@@ -224,6 +313,14 @@ impl<'a> Checker<'a> {
                 types = vec![d.clone(), d.clone()];
             } else {
                 types = vec![v, ok];
+            }
+        } else if names.len() >= 2 && values.len() == 1 && is_multi_source(&values[0]) {
+            types = self.multi_value(s, names.len(), &values[0]);
+            if let Some(d) = &declared {
+                for t in &mut types {
+                    self.must_fit(&values[0], t, d, &Context::VariableDeclaration);
+                    *t = d.clone();
+                }
             }
         } else {
             if values.len() != names.len() {
@@ -280,6 +377,15 @@ impl<'a> Checker<'a> {
                 }
             }
             vec![v, ok]
+        } else if names.len() >= 2 && values.len() == 1 && is_multi_source(&values[0]) {
+            let types = self.multi_value(s, names.len(), &values[0]);
+            for (t, old) in types.iter().zip(&existing) {
+                if let Some(id) = old {
+                    let vt = self.info.vars[*id as usize].ty.clone();
+                    self.must_fit(&values[0], t, &vt, &Context::Assignment);
+                }
+            }
+            types
         } else {
             let mut types: Vec<Ty> = Vec::new();
             for (i, v) in values.iter().enumerate() {
@@ -368,6 +474,16 @@ impl<'a> Checker<'a> {
             }
             return;
         }
+        if lhs.len() >= 2 && rhs.len() == 1 && is_multi_source(&rhs[0]) {
+            let targets: Vec<Target> = lhs.iter().map(|l| self.target(l)).collect();
+            let types = self.multi_value(s, lhs.len(), &rhs[0]);
+            for (t, vt) in targets.iter().zip(&types) {
+                if let Target::Place(t) = t {
+                    self.must_fit(&rhs[0], vt, t, &Context::Assignment);
+                }
+            }
+            return;
+        }
         let targets: Vec<Target> = lhs.iter().map(|l| self.target(l)).collect();
         if lhs.len() != rhs.len() {
             self.mismatch(s, lhs.len(), rhs.len());
@@ -405,7 +521,13 @@ impl<'a> Checker<'a> {
                 if let Some((id, depth)) = self.var_depth(name) {
                     self.info.uses.insert(e.id, Res::Var(id));
                     if depth < self.go_depth() {
-                        self.error(e.span, CheckError::AssignCaptured { name: name.clone() });
+                        let name = name.clone();
+                        let err = if self.in_func_lit() {
+                            CheckError::AssignCapturedInFunc { name }
+                        } else {
+                            CheckError::AssignCaptured { name }
+                        };
+                        self.error(e.span, err);
                         return Target::Place(Ty::Invalid);
                     }
                     return Target::Place(self.info.vars[id as usize].ty.clone());
@@ -436,6 +558,14 @@ impl<'a> Checker<'a> {
                     }
                     Target::Place(t) => t,
                 };
+                if let Ty::Map(k, v) = &xt {
+                    self.value_to(i, k, &Context::MapIndex);
+                    return Target::Place((**v).clone());
+                }
+                if xt.is_invalid() {
+                    self.value(i);
+                    return Target::Place(Ty::Invalid);
+                }
                 self.value_to(i, &Ty::Int, &Context::Index);
                 match xt {
                     Ty::List(elem) => Target::Place((*elem).clone()),
@@ -522,17 +652,12 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn return_stmt(&mut self, s: &Stmt, value: Option<&Expr>) {
-        match (self.result.clone(), value) {
-            (Some(t), Some(v)) => {
-                self.value_to(v, &t, &Context::ReturnStatement);
-            }
-            (Some(t), None) => {
-                let want = self.tyname(&t);
-                self.error(s.span, CheckError::NotEnoughReturnValues { want });
-            }
-            (None, Some(v)) => {
+    fn return_stmt(&mut self, s: &Stmt, values: &[Expr]) {
+        let Some(result) = self.result.clone() else {
+            for v in values {
                 self.value(v);
+            }
+            if let Some(v) = values.first() {
                 let err = if self.in_go {
                     CheckError::ReturnValueInGo
                 } else {
@@ -540,7 +665,45 @@ impl<'a> Checker<'a> {
                 };
                 self.error(v.span, err);
             }
-            (None, None) => {}
+            return;
+        };
+        let want: Vec<Ty> = match &result {
+            Ty::Tuple(ts) => ts.to_vec(),
+            t => vec![t.clone()],
+        };
+        if values.is_empty() {
+            let want = self.tyname(&result);
+            self.error(s.span, CheckError::NotEnoughReturnValues { want });
+        } else if values.len() == want.len() {
+            for (v, t) in values.iter().zip(&want) {
+                self.value_to(v, t, &Context::ReturnStatement);
+            }
+        } else if values.len() == 1 && want.len() > 1 && is_multi_source(&values[0]) {
+            // `return f(x)` with f's results the function's
+            let op = self.expr(&values[0]);
+            match &op.ty {
+                Ty::Invalid => {}
+                t if *t == result => {}
+                t => {
+                    let have = match t {
+                        Ty::Tuple(ts) => ts.len(),
+                        _ => 1,
+                    };
+                    if have == want.len() {
+                        self.must_fit(&values[0], t, &result, &Context::ReturnStatement);
+                    } else {
+                        let want = self.tyname(&result);
+                        self.error(s.span, CheckError::ReturnCount { have, want });
+                    }
+                }
+            }
+        } else {
+            for v in values {
+                self.value(v);
+            }
+            let have = values.len();
+            let want = self.tyname(&result);
+            self.error(s.span, CheckError::ReturnCount { have, want });
         }
     }
 
@@ -610,10 +773,15 @@ impl<'a> Checker<'a> {
         if op.ty == Ty::UntypedInt {
             self.convert(expr, &mut op, &Ty::Int, &Context::Range);
         }
+        if op.ty == Ty::UntypedStr {
+            self.convert(expr, &mut op, &Ty::Str, &Context::Range);
+        }
         let (kt, vt) = match &op.ty {
             Ty::Int => (Ty::Int, None),
+            Ty::Str => (Ty::Int, Some(Ty::Int)),
             Ty::List(elem) => (Ty::Int, Some((**elem).clone())),
             Ty::Chan(elem) => ((**elem).clone(), None),
+            Ty::Map(k, v) => ((**k).clone(), Some((**v).clone())),
             Ty::Invalid => (Ty::Invalid, Some(Ty::Invalid)),
             t => {
                 let err = CheckError::CannotRange {
@@ -693,12 +861,12 @@ impl<'a> Checker<'a> {
                         continue;
                     }
                     let fits = op.ty == tag_ty
+                        || (op.ty == Ty::UntypedNil && tag_ty.is_nilable())
                         || matches!(
                             (&op.ty, &tag_ty),
                             (Ty::UntypedInt | Ty::UntypedFloat, Ty::Int | Ty::Float)
                                 | (Ty::UntypedBool, Ty::Bool)
                                 | (Ty::UntypedStr, Ty::Str)
-                                | (Ty::UntypedNil, Ty::Chan(_))
                         );
                     if !fits {
                         let err = CheckError::InvalidCase {

@@ -5,10 +5,11 @@
 //! destination is given. Constant expressions become one `const` op of the
 //! expression's final type; `nil` a `zero` op; `&&` and `||` an `if`.
 
-use super::{Lowerer, Op};
+use super::{pbty, Lowerer, Op};
 use crate::ast::*;
 use crate::check::{Builtin, Res};
 use crate::types::{ConstVal, Ty};
+use weft_ir::registry;
 
 fn binop_name(op: BinOp) -> &'static str {
     use BinOp::*;
@@ -63,6 +64,16 @@ impl<'a> Lowerer<'a> {
                     let name = self.var_name(*id);
                     self.copy_to(name, e, dest)
                 }
+                Some(Res::Func(id)) => {
+                    let name = self.info.funcs[*id as usize].name.clone();
+                    let out = self.out(&ty, dest);
+                    self.emit(
+                        Op::new("func_ref", e.span)
+                            .output("Out", out.clone())
+                            .attr("func", name),
+                    );
+                    out
+                }
                 _ => self.zero(&ty, e, dest),
             },
             ExprKind::Unary(op, x) => self.unary(e, &ty, *op, x, dest),
@@ -73,14 +84,36 @@ impl<'a> Lowerer<'a> {
                 let xv = self.expr(x, None);
                 let iv = self.expr(i, None);
                 let out = self.out(&ty, dest);
+                let name = match self.info.ty(x) {
+                    Ty::Map(..) => "map_get",
+                    _ => "index",
+                };
+                let slot = if name == "map_get" { "Key" } else { "Index" };
                 self.emit(
-                    Op::new("index", e.span)
+                    Op::new(name, e.span)
                         .input("X", xv)
-                        .input("Index", iv)
+                        .input(slot, iv)
                         .output("Out", out.clone()),
                 );
                 out
             }
+            ExprKind::MapLit { entries, .. } => {
+                let mut keys = Vec::new();
+                let mut vals = Vec::new();
+                for (k, v) in entries {
+                    keys.push(self.expr(k, None));
+                    vals.push(self.expr(v, None));
+                }
+                let out = self.out(&ty, dest);
+                self.emit(
+                    Op::new("map_new", e.span)
+                        .inputs("Keys", keys)
+                        .inputs("Values", vals)
+                        .output("Out", out.clone()),
+                );
+                out
+            }
+            ExprKind::FuncLit(lit) => self.func_lit(e, &ty, lit, dest),
             ExprKind::Slice { x, lo, hi } => {
                 let xv = self.expr(x, None);
                 let mut op = Op::new("slice", e.span).input("X", xv);
@@ -150,8 +183,8 @@ impl<'a> Lowerer<'a> {
         let op = match (v, &ty) {
             (ConstVal::Int(i), Ty::Float) => op.attr("value", *i as f64),
             (ConstVal::Int(i), _) => op.attr("value", *i as i64),
-            (ConstVal::Float(f), Ty::Int) => op.attr("value", *f as i64),
-            (ConstVal::Float(f), _) => op.attr("value", *f),
+            (ConstVal::Float(_), Ty::Int) => op.attr("value", v.as_f64().unwrap_or(0.0) as i64),
+            (ConstVal::Float(_), _) => op.attr("value", v.as_f64().unwrap_or(0.0)),
             (ConstVal::Bool(b), _) => op.attr("value", *b),
             (ConstVal::Str(s), _) => op.attr("value", s.to_string()),
         };
@@ -162,7 +195,7 @@ impl<'a> Lowerer<'a> {
     /// An int or float constant 1 (for `++`, `--`) or -1 (for `^x`).
     pub(crate) fn small_const(&mut self, v: i64, ty: &Ty, e: &Expr) -> String {
         let c = if *ty == Ty::Float {
-            ConstVal::Float(v as f64)
+            ConstVal::float(v as f64).unwrap_or(ConstVal::Int(v.into()))
         } else {
             ConstVal::Int(v as i128)
         };
@@ -352,26 +385,229 @@ impl<'a> Lowerer<'a> {
     ) -> String {
         match self.info.uses.get(&func.id).cloned() {
             Some(Res::Func(id)) => {
-                let argv: Vec<String> = args.iter().map(|a| self.expr(a, None)).collect();
+                let argv = self.args(args);
                 let name = self.info.funcs[id as usize].name.clone();
-                let mut op = Op::new("call", e.span)
+                let op = Op::new("call", e.span)
                     .inputs("Args", argv)
                     .attr("func", name);
-                let out = if *ty == Ty::Void {
-                    String::new()
-                } else {
-                    let out = match dest {
-                        Some(d) => d.to_string(),
-                        None => self.temp(ty),
-                    };
-                    op = op.output("Out", out.clone());
-                    out
-                };
-                self.emit(op);
-                out
+                self.finish_call(op, ty, dest)
             }
             Some(Res::Builtin(b)) => self.builtin(e, ty, b, args, spread, dest),
-            _ => self.zero(ty, e, dest),
+            _ => {
+                // a call through a func value
+                let fv = self.expr(func, None);
+                let argv = self.args(args);
+                let op = Op::new("call_value", e.span)
+                    .input("F", fv)
+                    .inputs("Args", argv);
+                self.finish_call(op, ty, dest)
+            }
+        }
+    }
+
+    /// The arguments of a call, evaluated in order; `g(f(x))` passes the
+    /// fields of f's tuple.
+    pub(crate) fn args(&mut self, args: &[Expr]) -> Vec<String> {
+        if let [a] = args {
+            let ty = self.info.ty(a).clone();
+            if let Ty::Tuple(ts) = &ty {
+                let n = ts.len();
+                let t = self.expr(a, None);
+                return self.tuple_fields(&t, ty, n, a.span);
+            }
+        }
+        args.iter().map(|a| self.expr(a, None)).collect()
+    }
+
+    /// Emits a call op, with its result (if any) in `dest` or a temporary.
+    fn finish_call(&mut self, op: Op, ty: &Ty, dest: Option<&str>) -> String {
+        let mut op = op;
+        {
+            let out = if *ty == Ty::Void {
+                String::new()
+            } else {
+                let out = match dest {
+                    Some(d) => d.to_string(),
+                    None => self.temp(ty),
+                };
+                op = op.output("Out", out.clone());
+                out
+            };
+            self.emit(op);
+            out
+        }
+    }
+
+    /// A function literal: lifted to a function of its own whose first
+    /// parameters are the variables it captures (their names kept), then
+    /// a `closure` op binding those to their current values
+    /// (docs/interpreter.md, "Function values").
+    fn func_lit(&mut self, e: &Expr, ty: &Ty, lit: &FuncLit, dest: Option<&str>) -> String {
+        let caps: Vec<crate::check::VarId> =
+            self.info.captures.get(&e.id).cloned().unwrap_or_default();
+        let cap_names: Vec<String> = caps.iter().map(|id| self.var_name(*id)).collect();
+        let sig = match ty {
+            Ty::Func(sig) => (**sig).clone(),
+            _ => crate::types::FuncSig {
+                params: Vec::new(),
+                result: None,
+            },
+        };
+        self.lifted += 1;
+        let name = format!("{}.func{}", self.fname, self.lifted);
+        // The lifted function's own names; the outer function's come back after.
+        let mut taken = std::collections::HashMap::new();
+        for n in &cap_names {
+            taken.insert(n.clone(), 1u32);
+        }
+        let saved_taken = std::mem::replace(&mut self.taken, taken);
+        let (line, col) = self.loc(e.span);
+        let mut fb = self.b.func(name.clone()).loc(self.file, line, col);
+        for (id, n) in caps.iter().zip(&cap_names) {
+            let t = pbty(&self.info.vars[*id as usize].ty, &self.info.structs);
+            fb = fb.param(n.clone(), t);
+        }
+        let mut names = Vec::new();
+        for (i, (p, pty)) in lit.params.iter().zip(&sig.params).enumerate() {
+            let pname = if p.name.is_blank() {
+                format!("%arg{i}")
+            } else {
+                super::unique(&mut self.taken, &p.name.name)
+            };
+            if let Some(v) = self.info.defs.get(&p.name.id) {
+                names.push((*v, pname.clone()));
+            }
+            fb = fb.param(pname, pbty(pty, &self.info.structs));
+        }
+        if let Some(r) = &sig.result {
+            fb = fb.result(pbty(r, &self.info.structs));
+        }
+        let body = fb.finish();
+        self.var_names.extend(names);
+        let saved_cur = std::mem::replace(&mut self.cur, body);
+        let saved_result = std::mem::replace(&mut self.result, sig.result.clone());
+        self.body(&lit.body.stmts, lit.body.span);
+        self.result = saved_result;
+        self.cur = saved_cur;
+        self.taken = saved_taken;
+        let out = self.out(ty, dest);
+        self.emit(
+            Op::new("closure", e.span)
+                .inputs("Captures", cap_names)
+                .output("Out", out.clone())
+                .attr("func", name),
+        );
+        out
+    }
+
+    /// `defer CALL`: the callee (a func value) and the arguments are
+    /// evaluated now, and a `func()` that makes the call later is appended
+    /// to the body's list of deferred calls. The `func()` is a lifted
+    /// function whose parameters are those values, bound by `closure`.
+    pub(crate) fn defer(&mut self, call: &Expr) {
+        let ExprKind::Call { func, args, spread } = &call.kind else {
+            return;
+        };
+        let sp = call.span;
+        let builtin = match self.info.uses.get(&func.id) {
+            Some(Res::Builtin(b)) => Some(*b),
+            _ => None,
+        };
+        // The values the deferred call needs, and their types.
+        let mut vals: Vec<(String, Ty)> = Vec::new();
+        if builtin.is_none() {
+            let ft = self.info.ty(func).clone();
+            let fv = match self.info.uses.get(&func.id) {
+                Some(Res::Func(id)) => {
+                    let f = &self.info.funcs[*id as usize];
+                    let params = f.params.iter().map(|(_, t)| t.clone()).collect();
+                    let ft = Ty::func(params, f.result.clone());
+                    let out = self.temp(&ft);
+                    let name = f.name.clone();
+                    self.emit(
+                        Op::new("func_ref", sp)
+                            .output("Out", out.clone())
+                            .attr("func", name),
+                    );
+                    (out, ft)
+                }
+                _ => {
+                    let t = self.temp(&ft);
+                    (self.expr(func, Some(&t)), ft)
+                }
+            };
+            vals.push(fv);
+        }
+        let argv = self.args(args);
+        let arg_tys: Vec<Ty> = match &args[..] {
+            [a] if matches!(self.info.ty(a), Ty::Tuple(_)) => match self.info.ty(a) {
+                Ty::Tuple(ts) => ts.to_vec(),
+                _ => Vec::new(),
+            },
+            _ => args
+                .iter()
+                .map(|a| self.info.ty(a).default_type())
+                .collect(),
+        };
+        for (v, t) in argv.into_iter().zip(arg_tys) {
+            // a copy: the deferred call sees the values of now
+            let keep = self.temp(&t);
+            self.emit(
+                Op::new("copy", sp)
+                    .input("X", v)
+                    .output("Out", keep.clone()),
+            );
+            vals.push((keep, t));
+        }
+        // The lifted function: its parameters are `vals`.
+        self.lifted += 1;
+        let name = format!("{}.defer{}", self.fname, self.lifted);
+        let (line, col) = self.loc(sp);
+        let mut fb = self.b.func(name.clone()).loc(self.file, line, col);
+        let pnames: Vec<String> = (0..vals.len()).map(|i| format!("%d{i}")).collect();
+        for (p, (_, t)) in pnames.iter().zip(&vals) {
+            fb = fb.param(p.clone(), pbty(t, &self.info.structs));
+        }
+        let body = fb.finish();
+        let saved_cur = std::mem::replace(&mut self.cur, body);
+        match builtin {
+            Some(b) => {
+                let ty = self.info.ty(call).clone();
+                self.builtin_op(call, &ty, b, pnames.clone(), None);
+                let _ = spread;
+            }
+            None => {
+                let ft = vals[0].1.clone();
+                let rty = match &ft {
+                    Ty::Func(sig) => sig.result.clone(),
+                    _ => None,
+                };
+                let mut op = Op::new("call_value", sp)
+                    .input("F", pnames[0].clone())
+                    .inputs("Args", pnames[1..].to_vec());
+                if let Some(r) = rty {
+                    let out = self.temp(&r);
+                    op = op.output("Out", out);
+                }
+                self.emit(op);
+            }
+        }
+        self.cur = saved_cur;
+        let fty = Ty::func(Vec::new(), None);
+        let f = self.temp(&fty);
+        self.emit(
+            Op::new("closure", sp)
+                .inputs("Captures", vals.into_iter().map(|(v, _)| v).collect())
+                .output("Out", f.clone())
+                .attr("func", name),
+        );
+        if let Some(d) = self.defers.clone() {
+            self.emit(
+                Op::new("append", sp)
+                    .input("X", d.clone())
+                    .inputs("Elems", vec![f])
+                    .output("Out", d),
+            );
         }
     }
 
@@ -385,10 +621,23 @@ impl<'a> Lowerer<'a> {
         dest: Option<&str>,
     ) -> String {
         if b == Builtin::Make {
-            let mut op = Op::new("make_chan", e.span);
+            if let Ty::Map(..) = ty {
+                // the size hint is evaluated, and not needed
+                if let Some(n) = args.get(1) {
+                    self.expr(n, None);
+                }
+                let out = self.out(ty, dest);
+                self.emit(Op::new("map_new", e.span).output("Out", out.clone()));
+                return out;
+            }
+            let (name, slot) = match ty {
+                Ty::List(_) => ("make_list", "N"),
+                _ => ("make_chan", "Cap"),
+            };
+            let mut op = Op::new(name, e.span);
             if let Some(n) = args.get(1) {
                 let v = self.expr(n, None);
-                op = op.input("Cap", v);
+                op = op.input(slot, v);
             }
             let out = self.out(ty, dest);
             self.emit(op.output("Out", out.clone()));
@@ -397,7 +646,231 @@ impl<'a> Lowerer<'a> {
         if b == Builtin::Append && spread {
             return self.append_spread(e, ty, &args[0], &args[1], dest);
         }
+        if b == Builtin::Delete {
+            // the map is a value: delete writes the changed map back
+            let place = self.place(&args[0]);
+            let k = self.expr(&args[1], None);
+            let m = self.load(&place, e.span);
+            let mty = self.info.ty(&args[0]).clone();
+            let out = self.temp(&mty);
+            self.emit(
+                Op::new("map_delete", e.span)
+                    .input("X", m)
+                    .input("Key", k)
+                    .output("Out", out.clone()),
+            );
+            self.store(&place, out, e.span);
+            return String::new();
+        }
+        if b == Builtin::SortBy {
+            return self.sort_by(e, ty, &args[0], &args[1], dest);
+        }
         let argv: Vec<String> = args.iter().map(|a| self.expr(a, None)).collect();
+        self.builtin_op(e, ty, b, argv, dest)
+    }
+
+    /// `sort_by(list, less)`: a stable bottom-up merge sort written out in
+    /// the IR's loops, calling `less` with `call_value`
+    /// (docs/interpreter.md, "sort_by"). Runs of `width` elements of `src`
+    /// are merged pairwise into `dst`, then the two swap and `width`
+    /// doubles; an element of the right run goes first only when
+    /// `less(right, left)`, so equal elements keep their order. `less` is
+    /// called only when both runs have elements left, at most
+    /// `n * ceil(log2 n)` times.
+    fn sort_by(
+        &mut self,
+        e: &Expr,
+        ty: &Ty,
+        list: &Expr,
+        less: &Expr,
+        dest: Option<&str>,
+    ) -> String {
+        let sp = e.span;
+        let x = self.expr(list, None);
+        let less = self.expr(less, None);
+        let el = match ty {
+            Ty::List(el) => (**el).clone(),
+            _ => Ty::Invalid,
+        };
+        let int = |l: &mut Self| l.temp(&Ty::Int);
+        let bool_ = |l: &mut Self| l.temp(&Ty::Bool);
+        let n = int(self);
+        self.emit(
+            Op::new("len", sp)
+                .input("X", x.clone())
+                .output("Out", n.clone()),
+        );
+        // the sort writes only its own copies
+        let (src, dst, tmp) = (self.temp(ty), self.temp(ty), self.temp(ty));
+        for t in [&src, &dst] {
+            self.emit(
+                Op::new("copy", sp)
+                    .input("X", x.clone())
+                    .output("Out", t.clone()),
+            );
+        }
+        let one = self.small_const(1, &Ty::Int, e);
+        let width = int(self);
+        self.emit(
+            Op::new("copy", sp)
+                .input("X", one.clone())
+                .output("Out", width.clone()),
+        );
+        let [lo, w2, mid, hi, i, j, k, t] = [(); 8].map(|_| int(self));
+        let [c_width, c_lo, c_k, j_in, i_out, right] = [(); 6].map(|_| bool_(self));
+        let (a, b, v) = (self.temp(&el), self.temp(&el), self.temp(&el));
+        let bin = |name: &'static str, x: &str, y: &str, out: &str| {
+            Op::new(name, sp)
+                .input("X", x.to_string())
+                .input("Y", y.to_string())
+                .output("Out", out.to_string())
+        };
+        let copy = |x: &str, out: &str| {
+            Op::new("copy", sp)
+                .input("X", x.to_string())
+                .output("Out", out.to_string())
+        };
+        let min = |x: &str, y: &str, out: &str| {
+            Op::new("min", sp)
+                .inputs("Args", vec![x.to_string(), y.to_string()])
+                .output("Out", out.to_string())
+        };
+        let index = |l: &str, at: &str, out: &str| {
+            Op::new("index", sp)
+                .input("X", l.to_string())
+                .input("Index", at.to_string())
+                .output("Out", out.to_string())
+        };
+        // dst[k] = src[from]; from++
+        let take = |l: &mut Self, from: &str| {
+            l.emit(index(&src, from, &v));
+            l.emit(
+                Op::new("set_index", sp)
+                    .input("X", dst.clone())
+                    .input("Index", k.clone())
+                    .input("Value", v.clone())
+                    .output("Out", dst.clone()),
+            );
+            l.emit(bin("add", from, &one, from));
+        };
+        // the merge of src[lo:mid] and src[mid:hi] into dst[lo:hi]
+        let merge = |l: &mut Self| {
+            let cond = l.new_block();
+            l.in_block(cond, |l| l.emit(bin("lt", &k, &hi, &c_k)));
+            let body = l.new_block();
+            l.in_block(body, |l| {
+                // right = j < hi && (i >= mid || less(src[j], src[i]))
+                l.constant(&ConstVal::Bool(false), &Ty::Bool, e, Some(&right));
+                l.emit(bin("lt", &j, &hi, &j_in));
+                let has_right = l.new_block();
+                l.in_block(has_right, |l| {
+                    l.emit(bin("ge", &i, &mid, &i_out));
+                    let left_done = l.new_block();
+                    l.in_block(left_done, |l| {
+                        l.constant(&ConstVal::Bool(true), &Ty::Bool, e, Some(&right));
+                    });
+                    let compare = l.new_block();
+                    l.in_block(compare, |l| {
+                        l.emit(index(&src, &j, &a));
+                        l.emit(index(&src, &i, &b));
+                        l.emit(
+                            Op::new("call_value", sp)
+                                .input("F", less.clone())
+                                .inputs("Args", vec![a.clone(), b.clone()])
+                                .output("Out", right.clone()),
+                        );
+                    });
+                    l.emit(
+                        Op::new("if", sp)
+                            .input("Cond", i_out.clone())
+                            .attr("then_block", left_done)
+                            .attr("else_block", compare),
+                    );
+                });
+                l.emit(
+                    Op::new("if", sp)
+                        .input("Cond", j_in.clone())
+                        .attr("then_block", has_right),
+                );
+                let from_right = l.new_block();
+                l.in_block(from_right, |l| take(l, &j));
+                let from_left = l.new_block();
+                l.in_block(from_left, |l| take(l, &i));
+                l.emit(
+                    Op::new("if", sp)
+                        .input("Cond", right.clone())
+                        .attr("then_block", from_right)
+                        .attr("else_block", from_left),
+                );
+                l.emit(bin("add", &k, &one, &k));
+            });
+            l.emit(
+                Op::new("loop", sp)
+                    .input("Cond", c_k.clone())
+                    .attr("cond_block", cond)
+                    .attr("body_block", body),
+            );
+        };
+        // one pass: every pair of runs of `width`, then src and dst swap
+        // (tmp is cleared so that dst is not shared and is written in place)
+        let pass = |l: &mut Self| {
+            l.constant(&ConstVal::Int(0), &Ty::Int, e, Some(&lo));
+            l.emit(bin("add", &width, &width, &w2));
+            let cond = l.new_block();
+            l.in_block(cond, |l| l.emit(bin("lt", &lo, &n, &c_lo)));
+            let body = l.new_block();
+            l.in_block(body, |l| {
+                l.emit(bin("add", &lo, &width, &t));
+                l.emit(min(&t, &n, &mid));
+                l.emit(bin("add", &lo, &w2, &t));
+                l.emit(min(&t, &n, &hi));
+                l.emit(copy(&lo, &i));
+                l.emit(copy(&mid, &j));
+                l.emit(copy(&lo, &k));
+                merge(l);
+            });
+            let post = l.new_block();
+            l.in_block(post, |l| l.emit(bin("add", &lo, &w2, &lo)));
+            l.emit(
+                Op::new("loop", sp)
+                    .input("Cond", c_lo.clone())
+                    .attr("cond_block", cond)
+                    .attr("body_block", body)
+                    .attr("post_block", post),
+            );
+            l.emit(copy(&src, &tmp));
+            l.emit(copy(&dst, &src));
+            l.emit(copy(&tmp, &dst));
+            l.emit(Op::new("zero", sp).output("Out", tmp.clone()));
+        };
+        // passes while width < n, width doubling
+        let cond = self.new_block();
+        self.in_block(cond, |l| l.emit(bin("lt", &width, &n, &c_width)));
+        let body = self.new_block();
+        self.in_block(body, pass);
+        let post = self.new_block();
+        self.in_block(post, |l| l.emit(bin("add", &width, &width, &width)));
+        self.emit(
+            Op::new("loop", sp)
+                .input("Cond", c_width.clone())
+                .attr("cond_block", cond)
+                .attr("body_block", body)
+                .attr("post_block", post),
+        );
+        let out = self.out(ty, dest);
+        self.emit(copy(&src, &out));
+        out
+    }
+
+    /// The op of builtin `b` on evaluated arguments `argv`.
+    fn builtin_op(
+        &mut self,
+        e: &Expr,
+        ty: &Ty,
+        b: Builtin,
+        argv: Vec<String>,
+        dest: Option<&str>,
+    ) -> String {
         let (name, slots): (&'static str, &[&'static str]) = match b {
             Builtin::Print => ("print", &["Args*"]),
             Builtin::Len => ("len", &["X"]),
@@ -411,18 +884,33 @@ impl<'a> Lowerer<'a> {
             Builtin::Exit => ("exit", &["Code"]),
             Builtin::Rand | Builtin::Perm => (b.name(), &["N"]),
             Builtin::Close => ("close", &["Chan"]),
-            Builtin::After | Builtin::Sleep => (b.name(), &["Ms"]),
+            Builtin::After | Builtin::Sleep | Builtin::Tick => (b.name(), &["Ms"]),
+            Builtin::Index => ("str_index", &["X", "Y"]),
+            Builtin::Delete => ("map_delete", &["X", "Key"]),
+            Builtin::Group => ("c_group", &[]),
+            Builtin::World => ("c_world", &[]),
+            Builtin::Rank => ("c_rank", &[]),
+            Builtin::Size => ("c_size", &[]),
+            Builtin::AllreduceSum => ("c_allreduce_sum", &[]),
+            Builtin::AllreduceMax => ("c_allreduce_max", &[]),
+            Builtin::AllreduceMin => ("c_allreduce_min", &[]),
+            Builtin::AllreduceProd => ("c_allreduce_prod", &[]),
+            Builtin::Broadcast => ("c_broadcast", &[]),
+            Builtin::Allgather => ("c_allgather", &[]),
+            Builtin::Barrier => ("c_barrier", &[]),
             _ => (b.name(), &[]),
         };
         let mut op = Op::new(name, e.span);
+        if b == Builtin::Group {
+            op = op.attr(registry::RINGS_ATTR, registry::DEFAULT_RINGS);
+        }
         if slots.is_empty() {
-            // tensor builtins: input slots from the op registry, in argument order
-            if let Some(spec) = weft_ir::registry::lookup(name) {
+            // tensor builtins and collectives: input slots from the op
+            // registry, in argument order
+            if let Some(spec) = registry::lookup(name) {
                 let mut rest = argv.into_iter();
                 for (i, s) in spec.inputs.iter().enumerate() {
-                    if i + 1 == spec.inputs.len()
-                        && matches!(s.arity, weft_ir::registry::Arity::Variadic)
-                    {
+                    if i + 1 == spec.inputs.len() && matches!(s.arity, registry::Arity::Variadic) {
                         op = op.inputs(s.name, rest.by_ref().collect());
                     } else if let Some(v) = rest.next() {
                         op = op.input(s.name, v);

@@ -70,6 +70,10 @@ impl<'a> Lowerer<'a> {
             taken: HashMap::new(),
             var_names: HashMap::new(),
             cur: BlockId::ROOT,
+            result: None,
+            defers: None,
+            fname: String::new(),
+            lifted: 0,
         }
     }
 }
@@ -83,6 +87,14 @@ pub(crate) struct Lowerer<'a> {
     taken: HashMap<String, u32>,
     var_names: HashMap<VarId, String>,
     cur: BlockId,
+    /// The result of the function (or function literal) being lowered.
+    result: Option<Ty>,
+    /// The list of deferred calls of the body being lowered, if it defers.
+    defers: Option<String>,
+    /// The name of the top-level function being lowered.
+    fname: String,
+    /// How many functions were lifted (function literals, deferred calls).
+    lifted: u32,
 }
 
 /// One op under construction.
@@ -140,6 +152,36 @@ impl<'a> Lowerer<'a> {
             .iter()
             .skip(1)
             .any(|s| s.name == "Dataset");
+        // The tuple structs: several results travel as one struct value
+        // (docs/interpreter.md, "Several results").
+        let mut tuples: Vec<Vec<Ty>> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let all = self
+            .info
+            .types
+            .iter()
+            .chain(self.info.vars.iter().map(|v| &v.ty))
+            .chain(self.info.funcs.iter().filter_map(|f| f.result.as_ref()))
+            .chain(
+                self.info
+                    .structs
+                    .iter()
+                    .flat_map(|s| s.fields.iter().map(|f| &f.1)),
+            );
+        for t in all {
+            collect_tuples(t, &mut seen, &mut tuples);
+        }
+        for ts in tuples {
+            let name = pbty(&Ty::Tuple(ts.clone().into()), &self.info.structs);
+            let fields: Vec<(String, Type)> = ts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (format!("r{i}"), self.pbty(t)))
+                .collect();
+            if let Some(n) = name.struct_name() {
+                self.b.struct_decl(n.to_string(), fields);
+            }
+        }
         for (i, s) in self.info.structs.iter().enumerate() {
             if i == 0 && (!self.info.uses_dataset || user_dataset) {
                 continue;
@@ -176,7 +218,9 @@ impl<'a> Lowerer<'a> {
         let body = fb.finish();
         self.var_names.extend(names);
         self.cur = body;
-        self.stmts(&f.body.stmts);
+        self.result = info.result.clone();
+        self.fname = info.name.clone();
+        self.body(&f.body.stmts, f.body.span);
     }
 
     /// Line and column (characters from 1) of the start of `span`.
@@ -269,11 +313,45 @@ pub(crate) fn pbty(ty: &Ty, structs: &[crate::types::StructInfo]) -> Type {
         Ty::Bool | Ty::UntypedBool => Type::bool(),
         Ty::Str | Ty::UntypedStr => Type::string(),
         Ty::Tensor => Type::tensor(),
+        Ty::Comm => Type::comm(),
         Ty::Chan(e) => Type::chan(pbty(e, structs)),
         Ty::List(e) => Type::list(pbty(e, structs)),
         Ty::Struct(id) => {
             Type::struct_named(structs.get(*id as usize).map_or("", |s| s.name.as_str()))
         }
+        Ty::Map(k, v) => Type::map(pbty(k, structs), pbty(v, structs)),
+        Ty::Func(sig) => Type::func(
+            sig.params.iter().map(|p| pbty(p, structs)).collect(),
+            sig.result.as_ref().map(|r| pbty(r, structs)),
+        ),
+        // A tuple struct is named by its printed form, `(int, bool)`,
+        // which no declared struct can have.
+        Ty::Tuple(_) => Type::struct_named(crate::types::TyName(ty, structs).to_string()),
         Ty::Invalid | Ty::Void | Ty::UntypedNil => Type::int(),
+    }
+}
+
+/// Every tuple type inside `t`, once each, innermost first.
+fn collect_tuples(t: &Ty, seen: &mut std::collections::HashSet<Ty>, out: &mut Vec<Vec<Ty>>) {
+    match t {
+        Ty::Chan(e) | Ty::List(e) => collect_tuples(e, seen, out),
+        Ty::Map(k, v) => {
+            collect_tuples(k, seen, out);
+            collect_tuples(v, seen, out);
+        }
+        Ty::Func(sig) => {
+            for p in sig.params.iter().chain(&sig.result) {
+                collect_tuples(p, seen, out);
+            }
+        }
+        Ty::Tuple(ts) => {
+            for e in ts.iter() {
+                collect_tuples(e, seen, out);
+            }
+            if seen.insert(t.clone()) {
+                out.push(ts.to_vec());
+            }
+        }
+        _ => {}
     }
 }

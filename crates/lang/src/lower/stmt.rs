@@ -12,7 +12,7 @@ use crate::check::Res;
 use crate::types::{ConstVal, Ty};
 
 /// An assignment target whose index operands are already evaluated.
-enum Place {
+pub(crate) enum Place {
     Blank,
     Var(String),
     Index(Box<Place>, String, Ty),
@@ -31,7 +31,111 @@ fn recv_chan(e: &Expr) -> &Expr {
     }
 }
 
+/// Whether a body defers a call (its own `defer`s: not those of the go
+/// blocks and function literals inside it).
+fn has_defer(stmts: &[Stmt]) -> bool {
+    let mut work: Vec<&Stmt> = stmts.iter().collect();
+    while let Some(s) = work.pop() {
+        match &s.kind {
+            StmtKind::Defer(_) => return true,
+            StmtKind::Block(b) => work.extend(&b.stmts),
+            StmtKind::If { then, els, .. } => {
+                work.extend(&then.stmts);
+                work.extend(els.as_deref());
+            }
+            StmtKind::For { body, .. } | StmtKind::ForRange { body, .. } => {
+                work.extend(&body.stmts)
+            }
+            StmtKind::Switch { cases, .. } => {
+                for c in cases {
+                    work.extend(&c.body);
+                }
+            }
+            StmtKind::Select(cases) => {
+                for c in cases {
+                    work.extend(&c.body);
+                }
+            }
+            StmtKind::Labeled { stmt, .. } => work.push(stmt),
+            _ => {}
+        }
+    }
+    false
+}
+
 impl<'a> Lowerer<'a> {
+    /// The body of a function, function literal or go block, in the
+    /// current block: with `defer`s, a list of the deferred calls (each a
+    /// `func()` value) that every `return` and the end of the body run,
+    /// last first (docs/interpreter.md, "defer").
+    pub(crate) fn body(&mut self, stmts: &[Stmt], span: crate::diag::Span) {
+        let saved = self.defers.take();
+        if has_defer(stmts) {
+            let ty = Ty::list(Ty::func(Vec::new(), None));
+            let d = self.temp(&ty);
+            self.emit(Op::new("zero", span).output("Out", d.clone()));
+            self.defers = Some(d);
+        }
+        self.stmts(stmts);
+        let end = crate::diag::Span::new(span.end.saturating_sub(1) as usize, span.end as usize);
+        self.run_defers(end);
+        self.defers = saved;
+    }
+
+    /// Runs the deferred calls of the current body, last first:
+    /// `for i := len(d) - 1; i >= 0; i-- { d[i]() }`.
+    fn run_defers(&mut self, sp: crate::diag::Span) {
+        let Some(d) = self.defers.clone() else {
+            return;
+        };
+        let i = self.temp(&Ty::Int);
+        self.emit(
+            Op::new("len", sp)
+                .input("X", d.clone())
+                .output("Out", i.clone()),
+        );
+        let zero = self.temp(&Ty::Int);
+        self.constant(&ConstVal::Int(0), &Ty::Int, &dummy(sp), Some(&zero));
+        let c = self.temp(&Ty::Bool);
+        let cb = self.new_block();
+        self.in_block(cb, |l| {
+            l.emit(
+                Op::new("gt", sp)
+                    .input("X", i.clone())
+                    .input("Y", zero)
+                    .output("Out", c.clone()),
+            );
+        });
+        let bb = self.new_block();
+        self.in_block(bb, |l| {
+            let one = l.small_const(1, &Ty::Int, &dummy(sp));
+            l.emit(
+                Op::new("sub", sp)
+                    .input("X", i.clone())
+                    .input("Y", one)
+                    .output("Out", i.clone()),
+            );
+            let f = l.temp(&Ty::func(Vec::new(), None));
+            l.emit(
+                Op::new("index", sp)
+                    .input("X", d.clone())
+                    .input("Index", i.clone())
+                    .output("Out", f.clone()),
+            );
+            l.emit(
+                Op::new("call_value", sp)
+                    .input("F", f)
+                    .inputs("Args", Vec::new()),
+            );
+        });
+        self.emit(
+            Op::new("loop", sp)
+                .input("Cond", c)
+                .attr("cond_block", cb)
+                .attr("body_block", bb),
+        );
+    }
+
     pub(crate) fn stmts(&mut self, stmts: &[Stmt]) {
         for s in stmts {
             self.stmt(s, None);
@@ -104,6 +208,13 @@ impl<'a> Lowerer<'a> {
                             .output("Out", v)
                             .output("Ok", ok),
                     );
+                } else if names.len() >= 2 && values.len() == 1 {
+                    let vals = self.multi(&values[0], names.len());
+                    for (n, v) in names.iter().zip(vals) {
+                        if let Some(d) = self.declare(n) {
+                            self.emit(Op::new("copy", sp).input("X", v).output("Out", d));
+                        }
+                    }
                 } else {
                     let vals = self.values(values);
                     for (n, v) in names.iter().zip(vals) {
@@ -132,7 +243,11 @@ impl<'a> Lowerer<'a> {
                         self.expr(&values[0], Some(&d));
                     }
                 } else {
-                    let vals = self.values(values);
+                    let vals = if names.len() >= 2 && values.len() == 1 {
+                        self.multi(&values[0], names.len())
+                    } else {
+                        self.values(values)
+                    };
                     for (n, v) in names.iter().zip(vals) {
                         if !n.is_blank() {
                             let d = self.define_target(n);
@@ -188,8 +303,15 @@ impl<'a> Lowerer<'a> {
                         }
                     }
                 } else {
-                    let places: Vec<Place> = lhs.iter().map(|l| self.place(l)).collect();
-                    let vals = self.values(rhs);
+                    // Every index operand on the left is taken now, before
+                    // any assignment (docs/language.md, "Multiple
+                    // assignment"): `i, l[i] = 1, 5` with i == 0 sets l[0].
+                    let places: Vec<Place> = lhs.iter().map(|l| self.place_at(l, true)).collect();
+                    let vals = if rhs.len() == 1 {
+                        self.multi(&rhs[0], lhs.len())
+                    } else {
+                        self.values(rhs)
+                    };
                     for (p, v) in places.iter().zip(vals) {
                         self.store(p, v, sp);
                     }
@@ -216,38 +338,93 @@ impl<'a> Lowerer<'a> {
                 let v = self.expr(value, None);
                 self.emit(Op::new("send", sp).input("Chan", c).input("Value", v));
             }
-            StmtKind::GoCall(call) => {
+            StmtKind::GoCall(call, on) => {
                 if let ExprKind::Call { func, args, .. } = &call.kind {
-                    let argv = self.values(args);
-                    let name = match self.info.uses.get(&func.id) {
-                        Some(Res::Func(id)) => self.info.funcs[*id as usize].name.clone(),
-                        _ => String::new(),
-                    };
-                    self.emit(
-                        Op::new("go_call", sp)
-                            .inputs("Args", argv)
-                            .attr("func", name),
-                    );
+                    // The arguments, then the device, evaluated now.
+                    match self.info.uses.get(&func.id) {
+                        Some(Res::Func(id)) => {
+                            let name = self.info.funcs[*id as usize].name.clone();
+                            let argv = self.go_args(args);
+                            let mut op = Op::new("go_call", sp).inputs("Args", argv);
+                            if let Some(d) = on {
+                                let dv = self.expr(d, None);
+                                op = op.input("Device", dv);
+                            }
+                            self.emit(op.attr("func", name));
+                        }
+                        _ => {
+                            // `go f(x)` with f a func value: the function,
+                            // its arguments, then the device.
+                            let fv = self.expr(func, None);
+                            let argv = self.go_args(args);
+                            let mut op =
+                                Op::new("go_value", sp).input("F", fv).inputs("Args", argv);
+                            if let Some(d) = on {
+                                let dv = self.expr(d, None);
+                                op = op.input("Device", dv);
+                            }
+                            self.emit(op);
+                        }
+                    }
                 }
             }
-            StmtKind::GoBlock(body) => {
+            StmtKind::GoBlock(body, on) => {
+                let dev = on.as_ref().map(|d| self.expr(d, None));
                 let caps: Vec<String> = self
                     .info
                     .captures
                     .get(&s.id)
                     .map(|v| v.iter().map(|id| self.var_name(*id)).collect())
                     .unwrap_or_default();
-                let b = self.block_of(&body.stmts);
-                self.emit(Op::new("go", sp).inputs("Captures", caps).attr("block", b));
+                let b = self.new_block();
+                let result = self.result.take();
+                self.in_block(b, |l| l.body(&body.stmts, body.span));
+                self.result = result;
+                let mut op = Op::new("go", sp).inputs("Captures", caps);
+                if let Some(dv) = dev {
+                    op = op.input("Device", dv);
+                }
+                self.emit(op.attr("block", b));
             }
-            StmtKind::Return(v) => {
+            StmtKind::Return(values) => {
                 let mut op = Op::new("return", sp);
-                if let Some(v) = v {
-                    let x = self.expr(v, None);
+                let result = self.result.clone();
+                let v = match (values.len(), &result) {
+                    (0, _) => None,
+                    (1, _) => Some(self.expr(&values[0], None)),
+                    (_, Some(t)) => {
+                        // several values: one tuple struct
+                        let vals = self.values(values);
+                        let out = self.temp(t);
+                        self.emit(
+                            Op::new("struct_new", sp)
+                                .inputs("Fields", vals)
+                                .output("Out", out.clone()),
+                        );
+                        Some(out)
+                    }
+                    (_, None) => None,
+                };
+                // The values are taken before the deferred calls run.
+                let v = match (v, self.defers.is_some(), &result) {
+                    (Some(x), true, Some(t)) => {
+                        let keep = self.temp(t);
+                        self.emit(
+                            Op::new("copy", sp)
+                                .input("X", x)
+                                .output("Out", keep.clone()),
+                        );
+                        Some(keep)
+                    }
+                    (v, _, _) => v,
+                };
+                self.run_defers(sp);
+                if let Some(x) = v {
                     op = op.input("Value", x);
                 }
                 self.emit(op);
             }
+            StmtKind::Defer(call) => self.defer(call),
             StmtKind::Break(l) | StmtKind::Continue(l) => {
                 let name = if matches!(s.kind, StmtKind::Break(_)) {
                     "break"
@@ -319,6 +496,72 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// The `n` values of one expression into temporaries: a call with
+    /// several results (its tuple's fields) or a map's `v, ok`.
+    fn multi(&mut self, e: &Expr, n: usize) -> Vec<String> {
+        let inner = {
+            let mut x = e;
+            while let ExprKind::Paren(i) = &x.kind {
+                x = i;
+            }
+            x
+        };
+        if let ExprKind::Index(x, k) = &inner.kind {
+            if let Ty::Map(_, vt) = self.info.ty(x).clone() {
+                let m = self.expr(x, None);
+                let kv = self.expr(k, None);
+                let v = self.temp(&vt);
+                let ok = self.temp(&Ty::Bool);
+                self.emit(
+                    Op::new("map_get", inner.span)
+                        .input("X", m)
+                        .input("Key", kv)
+                        .output("Out", v.clone())
+                        .output("Ok", ok.clone()),
+                );
+                return vec![v, ok];
+            }
+        }
+        let t = self.expr(e, None);
+        self.tuple_fields(&t, self.info.ty(e).clone(), n, e.span)
+    }
+
+    /// The fields of a tuple struct value `t` of tuple type `ty`, into
+    /// temporaries.
+    pub(crate) fn tuple_fields(
+        &mut self,
+        t: &str,
+        ty: Ty,
+        n: usize,
+        sp: crate::diag::Span,
+    ) -> Vec<String> {
+        let tys: Vec<Ty> = match ty {
+            Ty::Tuple(ts) => ts.to_vec(),
+            _ => vec![Ty::Invalid; n],
+        };
+        tys.iter()
+            .enumerate()
+            .map(|(i, ft)| {
+                let out = self.temp(ft);
+                self.emit(
+                    Op::new("field", sp)
+                        .input("X", t)
+                        .output("Out", out.clone())
+                        .attr("name", format!("r{i}")),
+                );
+                out
+            })
+            .collect()
+    }
+
+    /// The arguments of `go f(args)`, each in a fresh temporary.
+    fn go_args(&mut self, args: &[Expr]) -> Vec<String> {
+        match args {
+            [a] if matches!(self.info.ty(a), Ty::Tuple(_)) => self.args(args),
+            _ => self.values(args),
+        }
+    }
+
     /// Evaluates several values into fresh temporaries (so that `a, b = b, a` swaps).
     fn values(&mut self, values: &[Expr]) -> Vec<String> {
         values
@@ -365,21 +608,33 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Evaluates the index operands of an assignment target.
-    fn place(&mut self, e: &Expr) -> Place {
+    pub(crate) fn place(&mut self, e: &Expr) -> Place {
+        self.place_at(e, false)
+    }
+
+    /// `place`; with `snap` every index operand is copied to a temporary,
+    /// so that assignments made before the place is stored to do not
+    /// change which element it names.
+    fn place_at(&mut self, e: &Expr, snap: bool) -> Place {
         match &e.kind {
-            ExprKind::Paren(i) => self.place(i),
+            ExprKind::Paren(i) => self.place_at(i, snap),
             ExprKind::Ident(n) if n == "_" => Place::Blank,
             ExprKind::Ident(_) => match self.info.uses.get(&e.id) {
                 Some(Res::Var(id)) => Place::Var(self.var_name(*id)),
                 _ => Place::Blank,
             },
             ExprKind::Index(x, i) => {
-                let p = self.place(x);
-                let iv = self.expr(i, None);
+                let p = self.place_at(x, snap);
+                let iv = if snap {
+                    let t = self.temp(&self.info.ty(i).clone());
+                    self.expr(i, Some(&t))
+                } else {
+                    self.expr(i, None)
+                };
                 Place::Index(Box::new(p), iv, self.info.ty(x).clone())
             }
             ExprKind::Field(x, f) => {
-                let p = self.place(x);
+                let p = self.place_at(x, snap);
                 Place::Field(Box::new(p), f.name.clone(), self.info.ty(x).clone())
             }
             _ => Place::Blank,
@@ -387,10 +642,21 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The current value at `place`.
-    fn load(&mut self, place: &Place, sp: crate::diag::Span) -> String {
+    pub(crate) fn load(&mut self, place: &Place, sp: crate::diag::Span) -> String {
         match place {
             Place::Blank => "_".into(),
             Place::Var(n) => n.clone(),
+            Place::Index(p, i, Ty::Map(_, vt)) => {
+                let x = self.load(p, sp);
+                let out = self.temp(vt);
+                self.emit(
+                    Op::new("map_get", sp)
+                        .input("X", x)
+                        .input("Key", i.clone())
+                        .output("Out", out.clone()),
+                );
+                out
+            }
             Place::Index(p, i, xty) => {
                 let x = self.load(p, sp);
                 let out = self.temp(xty.elem().unwrap_or(&Ty::Int));
@@ -426,7 +692,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Writes `value` to `place`, rebuilding enclosing lists and structs.
-    fn store(&mut self, place: &Place, value: String, sp: crate::diag::Span) {
+    pub(crate) fn store(&mut self, place: &Place, value: String, sp: crate::diag::Span) {
         match place {
             Place::Blank => {}
             Place::Var(n) => {
@@ -437,6 +703,18 @@ impl<'a> Lowerer<'a> {
                             .output("Out", n.clone()),
                     );
                 }
+            }
+            Place::Index(p, i, xty @ Ty::Map(..)) => {
+                let x = self.load(p, sp);
+                let new = self.temp(xty);
+                self.emit(
+                    Op::new("map_set", sp)
+                        .input("X", x)
+                        .input("Key", i.clone())
+                        .input("Value", value)
+                        .output("Out", new.clone()),
+                );
+                self.store(p, new, sp);
             }
             Place::Index(p, i, xty) => {
                 let x = self.load(p, sp);
@@ -497,6 +775,61 @@ impl<'a> Lowerer<'a> {
                 .input("Cond", ok)
                 .attr("cond_block", cb)
                 .attr("body_block", bb);
+        } else if let Ty::Map(..) = xty {
+            // m = x; n = len(m); i = 0; cond: i < n; body: key, value = the
+            // i-th entry of m; post: i++ (a copy: the loop sees the map as
+            // it was when the loop started)
+            let x = self.temp(&xty);
+            self.expr(expr, Some(&x));
+            let n = self.temp(&Ty::Int);
+            self.emit(
+                Op::new("len", expr.span)
+                    .input("X", x.clone())
+                    .output("Out", n.clone()),
+            );
+            let i = self.temp(&Ty::Int);
+            self.constant(&ConstVal::Int(0), &Ty::Int, expr, Some(&i));
+            let c = self.temp(&Ty::Bool);
+            let k = key.and_then(|k| self.declare(k));
+            let v = value.and_then(|v| self.declare(v));
+            let cb = self.new_block();
+            self.in_block(cb, |l| {
+                l.emit(
+                    Op::new("lt", sp)
+                        .input("X", i.clone())
+                        .input("Y", n)
+                        .output("Out", c.clone()),
+                );
+            });
+            let bb = self.new_block();
+            self.in_block(bb, |l| {
+                let mut op = Op::new("map_entry", sp)
+                    .input("X", x.clone())
+                    .input("Index", i.clone());
+                if let Some(k) = k {
+                    op = op.output("Key", k);
+                }
+                if let Some(v) = v {
+                    op = op.output("Value", v);
+                }
+                l.emit(op);
+                l.stmts(&body.stmts);
+            });
+            let pb = self.new_block();
+            self.in_block(pb, |l| {
+                let one = l.small_const(1, &Ty::Int, expr);
+                l.emit(
+                    Op::new("add", sp)
+                        .input("X", i.clone())
+                        .input("Y", one)
+                        .output("Out", i.clone()),
+                );
+            });
+            op = op
+                .input("Cond", c)
+                .attr("cond_block", cb)
+                .attr("body_block", bb)
+                .attr("post_block", pb);
         } else {
             // n = len(x) or x; i = 0; cond: i < n; body: key = i; value = x[i]; post: i++
             let x = self.temp(&xty);
@@ -526,12 +859,29 @@ impl<'a> Lowerer<'a> {
                         .output("Out", c.clone()),
                 );
             });
+            // A string steps by characters: body: r, w = decode_rune(x, i);
+            // key = i; value = r; post: i += w.
+            let width = (xty == Ty::Str).then(|| self.temp(&Ty::Int));
             let bb = self.new_block();
             self.in_block(bb, |l| {
+                let rune = match &width {
+                    Some(w) => {
+                        let r = v.clone().unwrap_or_else(|| l.temp(&Ty::Int));
+                        l.emit(
+                            Op::new("decode_rune", sp)
+                                .input("X", x.clone())
+                                .input("Index", i.clone())
+                                .output("Out", r.clone())
+                                .output("Width", w.clone()),
+                        );
+                        Some(r)
+                    }
+                    None => None,
+                };
                 if let Some(k) = k {
                     l.emit(Op::new("copy", sp).input("X", i.clone()).output("Out", k));
                 }
-                if let Some(v) = v {
+                if let (Some(v), None) = (v, rune) {
                     l.emit(
                         Op::new("index", sp)
                             .input("X", x.clone())
@@ -543,11 +893,14 @@ impl<'a> Lowerer<'a> {
             });
             let pb = self.new_block();
             self.in_block(pb, |l| {
-                let one = l.small_const(1, &Ty::Int, expr);
+                let step = match &width {
+                    Some(w) => w.clone(),
+                    None => l.small_const(1, &Ty::Int, expr),
+                };
                 l.emit(
                     Op::new("add", sp)
                         .input("X", i.clone())
-                        .input("Y", one)
+                        .input("Y", step)
                         .output("Out", i.clone()),
                 );
             });
@@ -741,6 +1094,15 @@ impl<'a> Lowerer<'a> {
             op = op.attr("default_block", d);
         }
         self.emit(op);
+    }
+}
+
+/// An expression standing for a span, for ops made for no expression.
+fn dummy(span: crate::diag::Span) -> Expr {
+    Expr {
+        id: u32::MAX,
+        kind: ExprKind::Bad,
+        span,
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::{PResult, Parser, Reported, SyntaxError};
 use crate::ast::*;
-use crate::lexer::{unquote, Tok};
+use crate::lexer::{char_value, unquote, Tok};
 
 fn binop(t: Tok) -> Option<(BinOp, u8)> {
     use BinOp::*;
@@ -83,6 +83,7 @@ impl<'a> Parser<'a> {
             Tok::Not => UnOp::Not,
             Tok::Caret => UnOp::BitNot,
             Tok::Arrow => UnOp::Recv,
+            Tok::Star | Tok::Amp => return self.error(self.span(), SyntaxError::Pointers),
             _ => return self.primary(),
         };
         let start = self.bump().span;
@@ -256,6 +257,38 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `{ k: v, ... }` of a map literal; returns the entries and the `}` span.
+    fn map_body(&mut self) -> PResult<(Vec<(Expr, Expr)>, crate::diag::Span)> {
+        self.expect(Tok::LBrace)?;
+        self.enter()?;
+        let saved = std::mem::replace(&mut self.no_lit, false);
+        let r = self.map_entries();
+        self.no_lit = saved;
+        self.leave();
+        let entries = r?;
+        let end = self.expect(Tok::RBrace)?.span;
+        Ok((entries, end))
+    }
+
+    fn map_entries(&mut self) -> PResult<Vec<(Expr, Expr)>> {
+        let mut out = Vec::new();
+        loop {
+            if self.peek() == Tok::RBrace {
+                return Ok(out);
+            }
+            let key = self.element_value()?;
+            self.expect(Tok::Colon)?;
+            let value = self.element_value()?;
+            out.push((key, value));
+            if !self.eat(Tok::Comma) {
+                if self.peek() == Tok::Semi {
+                    return self.unexpected("comma or } (add a comma before the newline)");
+                }
+                return Ok(out);
+            }
+        }
+    }
+
     fn element_value(&mut self) -> PResult<Expr> {
         if self.peek() == Tok::LBrace {
             let start = self.span();
@@ -276,6 +309,7 @@ impl<'a> Parser<'a> {
             },
             Tok::Float => ExprKind::Float(text.replace('_', "").parse().unwrap_or(f64::INFINITY)),
             Tok::Str => ExprKind::Str(unquote(text)),
+            Tok::Char => ExprKind::Int(char_value(text)),
             Tok::True => ExprKind::Bool(true),
             Tok::False => ExprKind::Bool(false),
             Tok::Nil => ExprKind::Nil,
@@ -303,8 +337,32 @@ impl<'a> Parser<'a> {
                 let span = ty.span;
                 return Ok(self.node(ExprKind::Type(ty), span));
             }
+            Tok::Map => {
+                let ty = self.type_expr()?;
+                if self.peek() == Tok::LBrace && !self.no_lit {
+                    let (entries, end) = self.map_body()?;
+                    let span = ty.span.to(end);
+                    return Ok(self.node(ExprKind::MapLit { ty, entries }, span));
+                }
+                let span = ty.span;
+                return Ok(self.node(ExprKind::Type(ty), span));
+            }
             Tok::Func => {
-                return self.error(t.span, SyntaxError::FuncLiteral);
+                self.bump();
+                self.expect(Tok::LParen)?;
+                let params = self.params()?;
+                let result = self.result_type()?;
+                let saved = std::mem::replace(&mut self.no_lit, false);
+                let body = self.block();
+                self.no_lit = saved;
+                let body = body?;
+                let span = t.span.to(body.span);
+                let lit = FuncLit {
+                    params,
+                    result,
+                    body,
+                };
+                return Ok(self.node(ExprKind::FuncLit(Box::new(lit)), span));
             }
             _ => return self.unexpected("expression"),
         };

@@ -150,7 +150,9 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::Ident => format!("name {}", self.text(t.span)),
-            Tok::Int | Tok::Float | Tok::Str => format!("literal {}", self.text(t.span)),
+            Tok::Int | Tok::Float | Tok::Str | Tok::Char => {
+                format!("literal {}", self.text(t.span))
+            }
             Tok::Eof => "end of file".into(),
             other => {
                 let d = other.describe();
@@ -277,16 +279,16 @@ impl<'a> Parser<'a> {
 
     fn func_decl(&mut self) -> PResult<FuncDecl> {
         let start = self.bump().span;
+        if self.peek() == Tok::LParen {
+            return self.error(self.span(), SyntaxError::Methods);
+        }
         let name = self.ident()?;
+        if self.peek() == Tok::LBrack {
+            return self.error(self.span(), SyntaxError::Generics);
+        }
         self.expect(Tok::LParen)?;
         let params = self.params()?;
-        let result = if self.peek() == Tok::LBrace {
-            None
-        } else if self.peek() == Tok::LParen {
-            return self.error(self.span(), SyntaxError::MultipleResults);
-        } else {
-            Some(self.type_expr()?)
-        };
+        let result = self.result_type()?;
         let body = self.block()?;
         Ok(FuncDecl {
             name,
@@ -295,6 +297,37 @@ impl<'a> Parser<'a> {
             span: start.to(body.span),
             body,
         })
+    }
+
+    /// A function's result, if one comes next: a type, or `(T1, T2)`.
+    pub(crate) fn result_type(&mut self) -> PResult<Option<TypeExpr>> {
+        match self.peek() {
+            Tok::LParen => {
+                let start = self.bump().span;
+                let mut types = vec![self.type_expr()?];
+                while self.eat(Tok::Comma) {
+                    if self.peek() == Tok::RParen {
+                        break;
+                    }
+                    types.push(self.type_expr()?);
+                }
+                if self.peek() != Tok::RParen {
+                    return self.unexpected(", or ) (results are types, without names)");
+                }
+                let end = self.bump().span;
+                if types.len() == 1 {
+                    return Ok(types.pop());
+                }
+                Ok(Some(TypeExpr {
+                    kind: TypeKind::Tuple(types),
+                    span: start.to(end),
+                }))
+            }
+            Tok::Ident | Tok::Chan | Tok::LBrack | Tok::Map | Tok::Func | Tok::Star => {
+                Ok(Some(self.type_expr()?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Parameters after `(` through `)`: `a int, b, c float`.
@@ -332,6 +365,12 @@ impl<'a> Parser<'a> {
     fn type_decl(&mut self) -> PResult<TypeDecl> {
         let start = self.bump().span;
         let name = self.ident()?;
+        if self.peek() == Tok::LBrack {
+            return self.error(self.span(), SyntaxError::Generics);
+        }
+        if self.peek() == Tok::Ident && self.text(self.span()) == "interface" {
+            return self.error(self.span(), SyntaxError::Interfaces);
+        }
         if self.peek() != Tok::Struct {
             return self.unexpected("struct (only struct types can be declared)");
         }
@@ -412,6 +451,10 @@ impl<'a> Parser<'a> {
     fn type_inner(&mut self) -> PResult<TypeExpr> {
         let start = self.span();
         match self.peek() {
+            Tok::Ident if self.text(start) == "interface" => {
+                self.error(start, SyntaxError::Interfaces)
+            }
+            Tok::Star => self.error(start, SyntaxError::Pointers),
             Tok::Ident => {
                 let name = self.ident()?;
                 Ok(TypeExpr {
@@ -434,6 +477,43 @@ impl<'a> Parser<'a> {
                 Ok(TypeExpr {
                     span: start.to(elem.span),
                     kind: TypeKind::List(Box::new(elem)),
+                })
+            }
+            Tok::Map => {
+                self.bump();
+                self.expect(Tok::LBrack)?;
+                let key = self.type_expr()?;
+                self.expect(Tok::RBrack)?;
+                let value = self.type_expr()?;
+                Ok(TypeExpr {
+                    span: start.to(value.span),
+                    kind: TypeKind::Map(Box::new(key), Box::new(value)),
+                })
+            }
+            Tok::Func => {
+                self.bump();
+                self.expect(Tok::LParen)?;
+                let mut params = Vec::new();
+                while self.peek() != Tok::RParen {
+                    let mut t = self.type_expr()?;
+                    // `func(a int, b string)`: a name before the type
+                    if !matches!(self.peek(), Tok::Comma | Tok::RParen) {
+                        t = self.type_expr()?;
+                    }
+                    params.push(t);
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                let close = self.expect(Tok::RParen)?.span;
+                let result = self.result_type()?;
+                let end = result.as_ref().map_or(close, |r| r.span);
+                Ok(TypeExpr {
+                    span: start.to(end),
+                    kind: TypeKind::Func {
+                        params,
+                        result: result.map(Box::new),
+                    },
                 })
             }
             Tok::Struct => self.error(start, SyntaxError::AnonymousStruct),

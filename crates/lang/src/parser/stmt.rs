@@ -49,6 +49,17 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The placement after a `go` call or block: `on DEV`. `on` is not a
+    /// reserved word: it means placement only right there, so a variable
+    /// may still be called `on` (docs/language.md, "Placement").
+    fn go_placement(&mut self) -> PResult<Option<Expr>> {
+        if self.peek() != Tok::Ident || self.text(self.span()) != "on" {
+            return Ok(None);
+        }
+        self.bump();
+        Ok(Some(self.expr()?))
+    }
+
     fn mk(&mut self, kind: StmtKind, span: Span) -> Stmt {
         Stmt {
             id: self.id(),
@@ -74,7 +85,16 @@ impl<'a> Parser<'a> {
                 Ok(self.mk(StmtKind::Const(specs), start.to(end)))
             }
             Tok::Type => self.error(start, SyntaxError::LocalType),
-            Tok::Func => self.error(start, SyntaxError::LocalFunc),
+            Tok::Func if self.peek_at(1) == Tok::Ident => self.error(start, SyntaxError::LocalFunc),
+            Tok::Defer => {
+                self.bump();
+                let e = self.expr()?;
+                if !matches!(e.kind, ExprKind::Call { .. }) {
+                    return self.error(e.span, SyntaxError::DeferNotCall);
+                }
+                let span = start.to(e.span);
+                Ok(self.mk(StmtKind::Defer(e), span))
+            }
             Tok::LBrace => {
                 let b = self.block()?;
                 let span = b.span;
@@ -88,24 +108,26 @@ impl<'a> Parser<'a> {
                 self.bump();
                 if self.peek() == Tok::LBrace {
                     let b = self.block()?;
-                    let span = start.to(b.span);
-                    return Ok(self.mk(StmtKind::GoBlock(b), span));
+                    let on = self.go_placement()?;
+                    let span = start.to(on.as_ref().map_or(b.span, |d| d.span));
+                    return Ok(self.mk(StmtKind::GoBlock(b, on), span));
                 }
                 let e = self.expr()?;
                 if !matches!(e.kind, ExprKind::Call { .. }) {
                     return self.error(e.span, SyntaxError::GoNotCall);
                 }
-                let span = start.to(e.span);
-                Ok(self.mk(StmtKind::GoCall(e), span))
+                let on = self.go_placement()?;
+                let span = start.to(on.as_ref().map_or(e.span, |d| d.span));
+                Ok(self.mk(StmtKind::GoCall(e, on), span))
             }
             Tok::Return => {
                 self.bump();
                 let value = if matches!(self.peek(), Tok::Semi | Tok::RBrace | Tok::Eof) {
-                    None
+                    Vec::new()
                 } else {
-                    Some(self.expr()?)
+                    self.expr_list()?
                 };
-                let span = start.to(value.as_ref().map_or(start, |e| e.span));
+                let span = start.to(value.last().map_or(start, |e| e.span));
                 Ok(self.mk(StmtKind::Return(value), span))
             }
             Tok::Break | Tok::Continue => {
@@ -122,6 +144,9 @@ impl<'a> Parser<'a> {
                     StmtKind::Continue(label)
                 };
                 Ok(self.mk(kind, span))
+            }
+            Tok::Ident if self.peek_at(1) == Tok::Ident && self.text(start) == "goto" => {
+                self.error(start, SyntaxError::Goto)
             }
             Tok::Ident if self.peek_at(1) == Tok::Colon => {
                 let label = self.ident()?;

@@ -57,6 +57,19 @@ fn ty(t: &TypeExpr) -> String {
         TypeKind::Named(n) => n.name.clone(),
         TypeKind::Chan(e) => format!("chan {}", ty(e)),
         TypeKind::List(e) => format!("[]{}", ty(e)),
+        TypeKind::Map(k, v) => format!("map[{}]{}", ty(k), ty(v)),
+        TypeKind::Func { params, result } => {
+            let ps: Vec<String> = params.iter().map(ty).collect();
+            let r = result
+                .as_ref()
+                .map(|r| format!(" {}", ty(r)))
+                .unwrap_or_default();
+            format!("func({}){r}", ps.join(", "))
+        }
+        TypeKind::Tuple(ts) => {
+            let ts: Vec<String> = ts.iter().map(ty).collect();
+            format!("({})", ts.join(", "))
+        }
     }
 }
 
@@ -112,6 +125,28 @@ fn expr(e: &Expr) -> String {
         ExprKind::ListLit { ty: t, elems } => format!("(list {}{})", ty(t), elements(elems)),
         ExprKind::Elided(elems) => format!("(lit{})", elements(elems)),
         ExprKind::Type(t) => format!("(type {})", ty(t)),
+        ExprKind::MapLit { ty: t, entries } => {
+            let es: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("({} {})", expr(k), expr(v)))
+                .collect();
+            format!("(map {} {})", ty(t), es.join(" "))
+        }
+        ExprKind::FuncLit(f) => {
+            let params: Vec<String> = f
+                .params
+                .iter()
+                .map(|p| format!("({} {})", p.name.name, ty(&p.ty)))
+                .collect();
+            let result = f
+                .result
+                .as_ref()
+                .map(|r| format!(" -> {}", ty(r)))
+                .unwrap_or_default();
+            let mut body = String::new();
+            block(&mut body, &f.body.stmts, 1);
+            format!("(func ({}){result}\n{body})", params.join(" "))
+        }
     }
 }
 
@@ -178,18 +213,21 @@ fn stmt(out: &mut String, s: &Stmt, d: usize) {
         StmtKind::Send { chan, value } => {
             line(out, d, &format!("(send {} {})", expr(chan), expr(value)))
         }
-        StmtKind::GoCall(e) => line(out, d, &format!("(go {})", expr(e))),
-        StmtKind::GoBlock(b) => nested(out, d, "(go", &b.stmts),
+        StmtKind::GoCall(e, None) => line(out, d, &format!("(go {})", expr(e))),
+        StmtKind::GoCall(e, Some(on)) => line(out, d, &format!("(go {} on {})", expr(e), expr(on))),
+        StmtKind::GoBlock(b, None) => nested(out, d, "(go", &b.stmts),
+        StmtKind::GoBlock(b, Some(on)) => nested(out, d, &format!("(go on {}", expr(on)), &b.stmts),
         StmtKind::Return(v) => line(
             out,
             d,
             &format!(
                 "(return{})",
-                v.as_ref()
+                v.iter()
                     .map(|e| format!(" {}", expr(e)))
-                    .unwrap_or_default()
+                    .collect::<String>()
             ),
         ),
+        StmtKind::Defer(e) => line(out, d, &format!("(defer {})", expr(e))),
         StmtKind::Break(l) => line(
             out,
             d,

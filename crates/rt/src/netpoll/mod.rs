@@ -134,6 +134,12 @@ impl Driver {
         }
     }
 
+    /// The run's clock at instant `t` (0 for an instant before the start).
+    pub fn at(&self, t: Instant) -> u64 {
+        let since = t.saturating_duration_since(self.start);
+        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
     /// Adds a timer `after` from now; wakes the poller's waiter if needed.
     pub fn add_timer(&self, after: Duration, action: TimerAction) -> TimerHandle {
         let after = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX / 2);

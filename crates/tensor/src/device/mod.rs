@@ -23,9 +23,11 @@
 //! `registry.rs` (the devices present, probed once), `cuda.rs` (the CUDA
 //! backend: cuBLAS, streams, `--features cuda`), `cuda_kernels.rs` (NVRTC
 //! kernel sources and launches), `cuda_rowwise.rs` (row-wise reductions),
-//! `cuda_stub.rs` (the stand-in without the feature).
+//! `cuda_stub.rs` (the stand-in without the feature), `sim.rs` (simulated
+//! devices for trying placement without a GPU, `WEFT_SIM_DEVICES`).
 
 mod registry;
+pub mod sim;
 
 #[cfg(feature = "cuda")]
 mod cuda;

@@ -1,7 +1,8 @@
 //! The process-wide device list, probed once on first use.
 //!
 //! `"cpu"` is always first; then every device each compiled-in backend
-//! found. A backend that cannot start (no driver) contributes a note
+//! found; then the simulated devices `WEFT_SIM_DEVICES` asks for
+//! (`sim.rs`). A backend that cannot start (no driver) contributes a note
 //! instead of devices, so a machine without a GPU runs CPU-only. When the
 //! CUDA backend is compiled in, its note also goes to the note sink (the
 //! command line prints it on stderr); the stand-in's note ("built without
@@ -9,7 +10,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::{cuda, Device, NoSuchDevice};
+use super::{cuda, sim, Device, NoSuchDevice};
 
 struct Registry {
     devices: Vec<Arc<dyn Device>>,
@@ -32,8 +33,10 @@ fn registry() -> &'static Registry {
         if let (true, Some(note), Some(sink)) = (cuda::BUILT, &probe.note, NOTE_SINK.get()) {
             sink(note);
         }
+        let mut devices = probe.devices;
+        devices.extend(sim::from_env());
         Registry {
-            devices: probe.devices,
+            devices,
             notes: probe.note.into_iter().collect(),
         }
     })

@@ -1,0 +1,97 @@
+//! How the messaging thread waits when a pass over its work found nothing
+//! to do (docs/distributed.md, "How it works"). MPI has no way to sleep
+//! until a message arrives, so the thread polls; to keep latency low while
+//! messages flow and cost next to no CPU while they do not, the wait grows
+//! with the time since the last activity: spin (a CPU pause) for the first
+//! [`SPIN_US`], then yield the CPU until [`YIELD_US`], then sleep, 20 µs at
+//! first, doubling up to [`MAX_SLEEP_US`] while something is in flight
+//! (a request waiting for its reply, a collective, a send) and up to
+//! [`IDLE_SLEEP_US`] while nothing is. A task that submits work unparks
+//! the thread at once, so only messages from other processes wait for the
+//! next poll.
+
+/// Spin this long after the last activity (microseconds).
+pub(crate) const SPIN_US: u64 = 30;
+/// Then yield until this long after it.
+pub(crate) const YIELD_US: u64 = 300;
+/// The longest sleep between two polls while something is in flight.
+pub(crate) const MAX_SLEEP_US: u64 = 200;
+/// The longest sleep between two polls while nothing is.
+pub(crate) const IDLE_SLEEP_US: u64 = 1000;
+const FIRST_SLEEP_US: u64 = 20;
+
+/// What to do before the next poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    Spin,
+    Yield,
+    /// Park for at most this many microseconds (a submission unparks).
+    Sleep(u64),
+}
+
+/// The policy's state: when the thread was last busy, the last sleep.
+#[derive(Debug, Default)]
+pub(crate) struct Backoff {
+    idle_since_us: Option<u64>,
+    sleep_us: u64,
+}
+
+impl Backoff {
+    /// The last pass did something.
+    pub fn busy(&mut self) {
+        self.idle_since_us = None;
+        self.sleep_us = 0;
+    }
+
+    /// The last pass found nothing, at `now_us`; `in_flight` when the
+    /// thread waits for something; `cap_us` bounds a sleep (a timer of the
+    /// caller's own).
+    pub fn next(&mut self, now_us: u64, in_flight: bool, cap_us: Option<u64>) -> Wait {
+        let since = *self.idle_since_us.get_or_insert(now_us);
+        let idle = now_us.saturating_sub(since);
+        if idle < SPIN_US {
+            return Wait::Spin;
+        }
+        if idle < YIELD_US {
+            return Wait::Yield;
+        }
+        let max = if in_flight {
+            MAX_SLEEP_US
+        } else {
+            IDLE_SLEEP_US
+        };
+        self.sleep_us = if self.sleep_us == 0 {
+            FIRST_SLEEP_US
+        } else {
+            (self.sleep_us * 2).min(max)
+        };
+        Wait::Sleep(cap_us.map_or(self.sleep_us, |c| c.min(self.sleep_us)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spins_then_yields_then_sleeps_longer_up_to_the_cap() {
+        let mut b = Backoff::default();
+        assert_eq!(b.next(100, false, None), Wait::Spin);
+        assert_eq!(b.next(100 + SPIN_US, false, None), Wait::Yield);
+        let mut t = 100 + YIELD_US;
+        let mut sleeps = Vec::new();
+        for _ in 0..10 {
+            if let Wait::Sleep(us) = b.next(t, false, None) {
+                sleeps.push(us);
+                t += us;
+            }
+        }
+        assert_eq!(sleeps[..3], [20, 40, 80]);
+        assert_eq!(sleeps.last(), Some(&IDLE_SLEEP_US));
+        // Something in flight: shorter sleeps.
+        assert_eq!(b.next(t, true, None), Wait::Sleep(MAX_SLEEP_US));
+        assert_eq!(b.next(t, false, Some(5)), Wait::Sleep(5));
+        b.busy();
+        assert_eq!(b.next(t, false, None), Wait::Spin);
+    }
+}

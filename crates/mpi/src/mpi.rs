@@ -1,0 +1,403 @@
+//! The MPI transport (feature `mpi`), over rsmpi and the system's MPI
+//! library. It lives on the messaging thread, which starts MPI
+//! (`MPI_THREAD_FUNNELED`: that thread is the only one to call it) and
+//! shuts it down. Messages use one tag on a duplicate of
+//! `MPI_COMM_WORLD` (`MPI_Isend`; `MPI_Improbe` then `MPI_Mrecv` for
+//! messages of any size from anyone); collective steps use MPI's
+//! non-blocking collectives (`MPI_Iallgatherv`, `MPI_Ibcast`,
+//! `MPI_Ialltoallv`) on another duplicate, so they never match a message.
+//! rsmpi's safe requests borrow their buffers for a scope; the messaging
+//! thread keeps requests across passes, so this file calls the C functions
+//! of `mpi::ffi` with buffers it owns until the request is complete.
+
+use std::any::Any;
+use std::mem::MaybeUninit;
+use std::os::raw::{c_int, c_void};
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use mpi::datatype::Equivalence;
+use mpi::environment::Universe;
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::Threading;
+
+use crate::engine::Engine;
+use crate::transport::{Step, StepOut, Transport, TransportError};
+use crate::world::{Host, Inbox, World};
+use crate::MpiError;
+
+/// The one tag of Weft's messages.
+const TAG: c_int = 7;
+
+/// Starts the messaging thread, which joins MPI; returns once it has.
+pub(crate) fn launch(host: Arc<dyn Host>) -> Result<World, MpiError> {
+    let inbox = Arc::new(Inbox::new());
+    let (tx, rx) = mpsc::channel();
+    let for_thread = inbox.clone();
+    let handle = std::thread::Builder::new()
+        .name("weft-mpi".into())
+        .spawn(move || {
+            let t = match MpiTransport::init() {
+                Ok(t) => t,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return Ok(());
+                }
+            };
+            let _ = tx.send(Ok((t.rank, t.size)));
+            *for_thread.thread.lock() = Some(std::thread::current());
+            Engine::new(t, for_thread, host).run()
+        })
+        .map_err(|e| MpiError::Thread(e.to_string()))?;
+    match rx.recv() {
+        Ok(Ok((rank, size))) => Ok(World::with_engine(rank, size, inbox, handle)),
+        Ok(Err(e)) => {
+            let _ = handle.join();
+            Err(e)
+        }
+        Err(_) => Err(MpiError::Thread("the messaging thread stopped".into())),
+    }
+}
+
+/// Buffers kept alive until the request that uses them completes.
+type Held = Vec<Box<dyn Any>>;
+
+/// Where a collective step's result lands.
+enum Recv {
+    Bytes(Vec<u8>),
+    F32(Vec<f32>),
+}
+
+struct StepState {
+    req: ffi::MPI_Request,
+    recv: Recv,
+    _held: Held,
+}
+
+pub(crate) struct MpiTransport {
+    // Field order is drop order: the communicators are freed before the
+    // universe finalizes MPI.
+    p2p: SimpleCommunicator,
+    coll: SimpleCommunicator,
+    _universe: Universe,
+    rank: usize,
+    size: usize,
+    sends: Vec<(ffi::MPI_Request, Vec<u8>)>,
+    step: Option<StepState>,
+}
+
+fn check(what: &str, rc: c_int) -> Result<(), TransportError> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(TransportError(format!("{what} failed (MPI error {rc})")))
+    }
+}
+
+fn count(n: usize) -> Result<c_int, TransportError> {
+    c_int::try_from(n).map_err(|_| {
+        TransportError(format!(
+            "a message of {n} elements is larger than MPI's count"
+        ))
+    })
+}
+
+/// Counts and displacements of a variable-size collective.
+fn counts_displs(counts: &[usize]) -> Result<(Vec<c_int>, Vec<c_int>), TransportError> {
+    let mut cs = Vec::with_capacity(counts.len());
+    let mut ds = Vec::with_capacity(counts.len());
+    let mut at = 0usize;
+    for &c in counts {
+        cs.push(count(c)?);
+        ds.push(count(at)?);
+        at += c;
+    }
+    Ok((cs, ds))
+}
+
+fn request_null() -> ffi::MPI_Request {
+    // SAFETY: reading an immutable constant exported by the rsmpi shim.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
+}
+
+fn status_ignore() -> *mut ffi::MPI_Status {
+    // SAFETY: reading an immutable constant exported by the rsmpi shim.
+    unsafe { ffi::RSMPI_STATUS_IGNORE }
+}
+
+/// Tests a request; true when it completed (it is then freed).
+fn test(req: &mut ffi::MPI_Request) -> Result<bool, TransportError> {
+    let mut flag: c_int = 0;
+    // SAFETY: `req` is a live request handle owned by the caller, `flag`
+    // a valid out pointer, and MPI is initialized on this thread.
+    check("MPI_Test", unsafe {
+        ffi::MPI_Test(req, &mut flag, status_ignore())
+    })?;
+    Ok(flag != 0)
+}
+
+impl MpiTransport {
+    fn init() -> Result<MpiTransport, MpiError> {
+        let (universe, level) = mpi::initialize_with_threading(Threading::Funneled)
+            .ok_or_else(|| MpiError::Init("MPI was already started in this process".into()))?;
+        if level == Threading::Single {
+            return Err(MpiError::Threading(format!("{level:?}")));
+        }
+        let world = universe.world();
+        let (rank, size) = (world.rank() as usize, world.size() as usize);
+        let p2p = world.duplicate();
+        let coll = world.duplicate();
+        Ok(MpiTransport {
+            p2p,
+            coll,
+            _universe: universe,
+            rank,
+            size,
+            sends: Vec::new(),
+            step: None,
+        })
+    }
+}
+
+impl Transport for MpiTransport {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn send(&mut self, to: usize, buf: Vec<u8>, start: usize) -> Result<(), TransportError> {
+        let bytes = &buf[start..];
+        let n = count(bytes.len())?;
+        let mut req = request_null();
+        // SAFETY: `bytes` points into `buf`, which is kept in `self.sends`
+        // (its heap block does not move) until `MPI_Test` reports the send
+        // complete; the datatype is MPI's byte type and the count its length.
+        check("MPI_Isend", unsafe {
+            ffi::MPI_Isend(
+                bytes.as_ptr() as *const c_void,
+                n,
+                u8::equivalent_datatype().as_raw(),
+                to as c_int,
+                TAG,
+                self.p2p.as_raw(),
+                &mut req,
+            )
+        })?;
+        self.sends.push((req, buf));
+        Ok(())
+    }
+
+    fn sends_in_flight(&mut self) -> Result<usize, TransportError> {
+        let mut i = 0;
+        while i < self.sends.len() {
+            if test(&mut self.sends[i].0)? {
+                self.sends.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        Ok(self.sends.len())
+    }
+
+    fn try_recv(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        let mut flag: c_int = 0;
+        let mut msg = MaybeUninit::<ffi::MPI_Message>::uninit();
+        let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
+        // SAFETY: out pointers to local storage; MPI writes `msg` and
+        // `status` when it sets `flag`.
+        check("MPI_Improbe", unsafe {
+            ffi::MPI_Improbe(
+                ffi::RSMPI_ANY_SOURCE,
+                TAG,
+                self.p2p.as_raw(),
+                &mut flag,
+                msg.as_mut_ptr(),
+                status.as_mut_ptr(),
+            )
+        })?;
+        if flag == 0 {
+            return Ok(None);
+        }
+        // SAFETY: `flag` is set, so MPI wrote both.
+        let (mut msg, status) = unsafe { (msg.assume_init(), status.assume_init()) };
+        let mut n: c_int = 0;
+        // SAFETY: `status` describes the matched message.
+        check("MPI_Get_count", unsafe {
+            ffi::MPI_Get_count(&status, u8::equivalent_datatype().as_raw(), &mut n)
+        })?;
+        let mut buf = vec![0u8; n.max(0) as usize];
+        // SAFETY: `buf` holds exactly the `n` bytes of the matched message
+        // `msg`, which this call receives (and frees) before returning.
+        check("MPI_Mrecv", unsafe {
+            ffi::MPI_Mrecv(
+                buf.as_mut_ptr() as *mut c_void,
+                n,
+                u8::equivalent_datatype().as_raw(),
+                &mut msg,
+                status_ignore(),
+            )
+        })?;
+        Ok(Some((status.MPI_SOURCE as usize, buf)))
+    }
+
+    fn start(&mut self, step: Step) -> Result<(), TransportError> {
+        let byte = u8::equivalent_datatype().as_raw();
+        let float = f32::equivalent_datatype().as_raw();
+        let comm = self.coll.as_raw();
+        let mut req = request_null();
+        let state = match step {
+            Step::Gather { mine, counts } => {
+                let (cs, ds) = counts_displs(&counts)?;
+                let mut recv = vec![0u8; counts.iter().sum()];
+                // SAFETY: every buffer (`mine`, `recv`, `cs`, `ds`) is moved
+                // into the step's state below and kept until `MPI_Test`
+                // reports completion; counts and displacements describe
+                // `recv` exactly, and every process passes the same counts.
+                check("MPI_Iallgatherv", unsafe {
+                    ffi::MPI_Iallgatherv(
+                        mine.as_ptr() as *const c_void,
+                        count(mine.len())?,
+                        byte,
+                        recv.as_mut_ptr() as *mut c_void,
+                        cs.as_ptr(),
+                        ds.as_ptr(),
+                        byte,
+                        comm,
+                        &mut req,
+                    )
+                })?;
+                StepState {
+                    req,
+                    recv: Recv::Bytes(recv),
+                    _held: vec![Box::new(mine), Box::new(cs), Box::new(ds)],
+                }
+            }
+            Step::Bcast { root, mut buf } => {
+                // SAFETY: `buf` moves into the step's state and is kept
+                // until completion; every process passes the same length.
+                check("MPI_Ibcast", unsafe {
+                    ffi::MPI_Ibcast(
+                        buf.as_mut_ptr() as *mut c_void,
+                        count(buf.len())?,
+                        byte,
+                        root as c_int,
+                        comm,
+                        &mut req,
+                    )
+                })?;
+                StepState {
+                    req,
+                    recv: Recv::Bytes(buf),
+                    _held: Vec::new(),
+                }
+            }
+            Step::ToAllF32 {
+                send,
+                ranges,
+                recv_each,
+            } => {
+                let lens: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+                let (scs, _) = counts_displs(&lens)?;
+                let sds = ranges
+                    .iter()
+                    .map(|r| count(r.start))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (rcs, rds) = counts_displs(&vec![recv_each; self.size])?;
+                if ranges.iter().any(|r| r.end > send.len()) {
+                    return Err(TransportError("all-to-all range out of the buffer".into()));
+                }
+                let mut recv = vec![0f32; recv_each * self.size];
+                // SAFETY: the ranges lie inside `send` (checked above);
+                // `send`, `recv` and the four count arrays move into the
+                // step's state and are kept until completion.
+                check("MPI_Ialltoallv", unsafe {
+                    ffi::MPI_Ialltoallv(
+                        send.as_ptr() as *const c_void,
+                        scs.as_ptr(),
+                        sds.as_ptr(),
+                        float,
+                        recv.as_mut_ptr() as *mut c_void,
+                        rcs.as_ptr(),
+                        rds.as_ptr(),
+                        float,
+                        comm,
+                        &mut req,
+                    )
+                })?;
+                StepState {
+                    req,
+                    recv: Recv::F32(recv),
+                    _held: vec![
+                        Box::new(send),
+                        Box::new(scs),
+                        Box::new(sds),
+                        Box::new(rcs),
+                        Box::new(rds),
+                    ],
+                }
+            }
+            Step::GatherF32 {
+                mine,
+                range,
+                counts,
+            } => {
+                let piece = mine
+                    .get(range)
+                    .ok_or_else(|| TransportError("all-gather range out of the buffer".into()))?;
+                let (cs, ds) = counts_displs(&counts)?;
+                let mut recv = vec![0f32; counts.iter().sum()];
+                // SAFETY: `piece` points into `mine`, which moves into the
+                // step's state with `recv`, `cs` and `ds` until completion.
+                check("MPI_Iallgatherv", unsafe {
+                    ffi::MPI_Iallgatherv(
+                        piece.as_ptr() as *const c_void,
+                        count(piece.len())?,
+                        float,
+                        recv.as_mut_ptr() as *mut c_void,
+                        cs.as_ptr(),
+                        ds.as_ptr(),
+                        float,
+                        comm,
+                        &mut req,
+                    )
+                })?;
+                StepState {
+                    req,
+                    recv: Recv::F32(recv),
+                    _held: vec![Box::new(mine), Box::new(cs), Box::new(ds)],
+                }
+            }
+        };
+        self.step = Some(state);
+        Ok(())
+    }
+
+    fn test(&mut self) -> Result<Option<StepOut>, TransportError> {
+        let Some(s) = self.step.as_mut() else {
+            return Ok(None);
+        };
+        if !test(&mut s.req)? {
+            return Ok(None);
+        }
+        Ok(self.step.take().map(|s| match s.recv {
+            Recv::Bytes(b) => StepOut::Bytes(b),
+            Recv::F32(v) => StepOut::F32(v),
+        }))
+    }
+
+    fn close(self, clean: bool) {
+        if clean {
+            // Frees the communicators, then `MPI_Finalize`.
+            drop(self);
+        } else {
+            // The transport failed: finalizing could wait for a peer that
+            // is gone. Leave MPI to the process's exit.
+            std::mem::forget(self);
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! [`Payload`]: the bytes of one value crossing processes. It keeps room in
+//! front of the bytes for a message header (`wire.rs`), so that a value
+//! serialized into it is sent as it is, without another copy; a received
+//! message's payload is the tail of the received buffer, also not copied.
+
+use std::fmt;
+
+/// Bytes reserved in front of a new payload: the longest header of
+/// `wire.rs` fits.
+pub(crate) const ROOM: usize = 24;
+
+/// The serialized form of one value that crosses processes. Write into it
+/// with [`Payload::extend_from_slice`], [`Payload::push`] or
+/// [`std::io::Write`]; read with [`Payload::as_slice`].
+#[derive(Clone)]
+pub struct Payload {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl Payload {
+    /// An empty payload with room for a header.
+    pub fn new() -> Payload {
+        Payload::with_capacity(0)
+    }
+
+    /// An empty payload with room for a header and `n` bytes.
+    pub fn with_capacity(n: usize) -> Payload {
+        let mut buf = Vec::with_capacity(ROOM + n);
+        buf.resize(ROOM, 0);
+        Payload { buf, start: ROOM }
+    }
+
+    /// A payload holding `bytes` (copied once, behind the header room).
+    pub fn from_bytes(bytes: &[u8]) -> Payload {
+        let mut p = Payload::with_capacity(bytes.len());
+        p.extend_from_slice(bytes);
+        p
+    }
+
+    /// The payload's bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
+    /// The number of bytes.
+    pub fn len(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
+    /// True when there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends bytes.
+    pub fn extend_from_slice(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Appends one byte.
+    pub fn push(&mut self, b: u8) {
+        self.buf.push(b);
+    }
+
+    /// The payload as the tail of a received buffer.
+    pub(crate) fn from_received(buf: Vec<u8>, start: usize) -> Payload {
+        debug_assert!(start <= buf.len());
+        Payload { buf, start }
+    }
+
+    /// Writes `header` just in front of the bytes and returns the whole
+    /// message as a buffer and the offset where it starts. Copies the
+    /// bytes only when there is not enough room (a received payload sent
+    /// on).
+    pub(crate) fn into_frame(mut self, header: &[u8]) -> (Vec<u8>, usize) {
+        if self.start < header.len() {
+            let mut buf = Vec::with_capacity(header.len() + self.len());
+            buf.extend_from_slice(header);
+            buf.extend_from_slice(self.as_slice());
+            return (buf, 0);
+        }
+        let at = self.start - header.len();
+        self.buf[at..self.start].copy_from_slice(header);
+        (self.buf, at)
+    }
+}
+
+impl Default for Payload {
+    fn default() -> Payload {
+        Payload::new()
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Payload) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Payload {}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Payload({} bytes)", self.len())
+    }
+}
+
+impl std::io::Write for Payload {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_reuses_the_room_and_keeps_the_bytes() {
+        let mut p = Payload::new();
+        p.extend_from_slice(b"abc");
+        p.push(b'd');
+        assert_eq!(p.as_slice(), b"abcd");
+        let (buf, at) = p.into_frame(&[9, 8]);
+        assert_eq!(&buf[at..], &[9, 8, b'a', b'b', b'c', b'd']);
+        assert_eq!(at, ROOM - 2);
+    }
+
+    #[test]
+    fn a_payload_without_room_is_copied_behind_the_header() {
+        let p = Payload::from_received(vec![1, 2, 3], 1);
+        assert_eq!(p.as_slice(), &[2, 3]);
+        let (buf, at) = p.into_frame(&[7, 7]);
+        assert_eq!(&buf[at..], &[7, 7, 2, 3]);
+    }
+}

@@ -1,0 +1,73 @@
+//! What the messaging thread needs from the layer below: point-to-point
+//! messages that never block the caller, and one non-blocking collective
+//! step at a time. MPI provides it (`mpi.rs`, feature `mpi`); so does an
+//! in-memory network of threads (`mem.rs`), which runs the same protocol
+//! in one process for tests.
+//!
+//! Rules every transport keeps (the protocol relies on them):
+//! - Messages from one process to another arrive in the order sent
+//!   (MPI's non-overtaking rule: the MPI transport uses one tag and one
+//!   communicator for them).
+//! - A collective step completes on every process once every process has
+//!   started the same step, and steps are matched in the order started.
+//! - `send` copies nothing and never waits for the receiver: the buffer is
+//!   kept until the transport is done with it.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+/// One step of a collective, started on every process.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Every process contributes `mine` (`counts[r]` bytes from rank `r`);
+    /// everyone gets the contributions concatenated in rank order.
+    Gather { mine: Vec<u8>, counts: Vec<usize> },
+    /// Everyone gets the root's `buf`; the others pass a buffer of the
+    /// same length to fill.
+    Bcast { root: usize, buf: Vec<u8> },
+    /// Rank `r` sends `send[ranges[j]]` to every rank `j` and receives
+    /// `recv_each` elements from every rank: everyone gets its pieces in
+    /// rank order (the reduce-scatter half of a large all-reduce).
+    ToAllF32 {
+        send: Arc<Vec<f32>>,
+        ranges: Vec<Range<usize>>,
+        recv_each: usize,
+    },
+    /// Like `Gather`, for `mine[range]` of an `f32` buffer.
+    GatherF32 {
+        mine: Arc<Vec<f32>>,
+        range: Range<usize>,
+        counts: Vec<usize>,
+    },
+}
+
+/// What a finished step gives.
+#[derive(Debug, PartialEq)]
+pub(crate) enum StepOut {
+    Bytes(Vec<u8>),
+    F32(Vec<f32>),
+}
+
+/// The transport failed: the MPI library reported an error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct TransportError(pub String);
+
+/// The layer under the messaging thread (see the module doc).
+pub(crate) trait Transport {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// Starts sending `buf[start..]` to `to`.
+    fn send(&mut self, to: usize, buf: Vec<u8>, start: usize) -> Result<(), TransportError>;
+    /// Sends not finished yet (the transport tests them).
+    fn sends_in_flight(&mut self) -> Result<usize, TransportError>;
+    /// A message that arrived, with its sender, if any.
+    fn try_recv(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError>;
+    /// Starts a collective step (none is in progress).
+    fn start(&mut self, step: Step) -> Result<(), TransportError>;
+    /// The step in progress, if it has finished.
+    fn test(&mut self) -> Result<Option<StepOut>, TransportError>;
+    /// Shuts the transport down; `clean` unless the transport failed (MPI
+    /// is then left to the process's exit).
+    fn close(self, clean: bool);
+}
