@@ -134,12 +134,15 @@ async fn run_task(
                 if sh.test.is_some() {
                     // A controlled run's preemption point: where the task is.
                     let site = site_of(st.cur, st.pc).unwrap_or(0);
-                    runtime::sched_point(Op::local(OpKind::Yield, site)).await;
+                    Box::pin(runtime::sched_point(Op::local(OpKind::Yield, site))).await;
                 } else {
                     runtime::yield_now().await;
                 }
             }
-            Wait::Point { at } => match control::point(&sh, &mut st, at, &mut slot).await {
+            // Boxed: only a controlled run stops at points, and every
+            // ordinary task's future stays as small as without them.
+            Wait::Point { at } => match Box::pin(control::point(&sh, &mut st, at, &mut slot)).await
+            {
                 Ok(None) => {}
                 Ok(Some(t)) => {
                     if let Err(e) = wait_ready(&t).await {
