@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Instant;
 
-use weft_coll::{Data, Op, Outcome};
+use weft_coll::{kernel, Data, Op, Outcome};
 
 use crate::backoff::{Backoff, Wait};
 use crate::detect::{Action, Detector};
@@ -812,10 +812,7 @@ impl<T: Transport> Engine<T> {
                     return Ok(());
                 }
                 let parts: Vec<&[f32]> = all.chunks(n.max(1)).take(self.size).collect();
-                let mut out = vec![0.0f32; n];
-                if n > 0 {
-                    reduce::fold_f32(op, &parts, &mut out);
-                }
+                let out = reduce::fold_f32(op, &parts, n);
                 let shape = shape.clone();
                 self.finish(
                     run,
@@ -841,10 +838,7 @@ impl<T: Transport> Engine<T> {
                     return Ok(());
                 }
                 let parts: Vec<&[f32]> = pieces.chunks(mine.max(1)).take(self.size).collect();
-                let mut out = vec![0.0f32; mine];
-                if mine > 0 {
-                    reduce::fold_f32(op, &parts, &mut out);
-                }
+                let out = reduce::fold_f32(op, &parts, mine);
                 let counts = (0..self.size)
                     .map(|j| reduce::chunk(n, self.size, j).len())
                     .collect();
@@ -1008,7 +1002,7 @@ fn fold_inline(
         Data::Int(_) => {
             let mut vals = inline.iter().map(|b| le8(b).map(i64::from_le_bytes));
             let first = vals.next().flatten().ok_or_else(bad)?;
-            vals.try_fold(first, |a, b| Some(reduce::int(op, a, b?)))
+            vals.try_fold(first, |a, b| Some(kernel::int(op, a, b?)))
                 .map(Outcome::Int)
                 .ok_or_else(bad)
         }
@@ -1017,7 +1011,7 @@ fn fold_inline(
                 .iter()
                 .map(|b| le8(b).map(|x| f64::from_bits(u64::from_le_bytes(x))));
             let first = vals.next().flatten().ok_or_else(bad)?;
-            vals.try_fold(first, |a, b| Some(reduce::float(op, a, b?)))
+            vals.try_fold(first, |a, b| Some(kernel::float(op, a, b?)))
                 .map(Outcome::Float)
                 .ok_or_else(bad)
         }
@@ -1027,8 +1021,7 @@ fn fold_inline(
                 return Err(bad());
             }
             let views: Vec<&[f32]> = parts.iter().map(|p| p.as_slice()).collect();
-            let mut out = vec![0.0f32; data.len()];
-            reduce::fold_f32(op, &views, &mut out);
+            let out = reduce::fold_f32(op, &views, data.len());
             Ok(Outcome::F32 {
                 shape: shape.clone(),
                 data: Arc::new(out),

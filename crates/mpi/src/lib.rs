@@ -13,7 +13,7 @@
 //! | `engine.rs`    | the messaging thread: commands, messages, served channels, collectives, detection, the end |
 //! | `detect.rs`    | the deadlock detector (Safra's algorithm), a pure state machine |
 //! | `header.rs`    | a collective's first step: headers, the agreement checks |
-//! | `reduce.rs`    | the reduction arithmetic, in rank order |
+//! | `reduce.rs`    | a large all-reduce's chunks; the rank-order fold (`weft_coll::kernel`) |
 //! | `wire.rs`      | the messages between processes and their bytes |
 //! | `payload.rs`   | `Payload`: a value's bytes, with room for a header |
 //! | `slot.rs`      | one-shot completions between tasks and the thread: `Pending` |

@@ -1,76 +1,31 @@
-//! The reduction arithmetic of an all-reduce over `world()`: the rules of
-//! the in-process groups (docs/collectives.md, "Results"), so that a world
-//! of N processes gives bitwise the result of `group(N)`. Element `i` of
-//! the result is `((x0[i] op x1[i]) op x2[i]) ...`, members in rank order.
-//! Floats: `Sum`/`Prod` are IEEE `+`/`*`; `Max` replaces the running value
-//! `a` by the next member's `b` when `b > a` or `b` is NaN (so a NaN
-//! anywhere gives a NaN, and ties such as `+0`/`-0` keep the lower rank's
-//! value); `Min` likewise with `b < a`. Integers: `Sum`/`Prod` wrap.
-//!
-//! Every process computes the same expression on the same bits, in the
-//! same order, so every process gets bitwise the same result, whatever the
-//! MPI library's own reduction algorithms would do.
+//! The all-reduce of a tensor over `world()` in pieces: how a large one is
+//! split into chunks, and the rank-order fold of members' buffers. The
+//! arithmetic is `weft_coll::kernel`, the one the in-process groups use
+//! (docs/collectives.md, "Results"), so that a world of N processes gives
+//! bitwise the result of `group(N)`: element `i` of the result is
+//! `((x0[i] op x1[i]) op x2[i]) ...`, members in rank order. Every process
+//! computes the same expression on the same bits, in the same order, so
+//! every process gets bitwise the same result, whatever the MPI library's
+//! own reduction algorithms would do. (Scalars fold with
+//! `weft_coll::kernel::{int, float}` directly.)
 
 use std::ops::Range;
 
-use weft_coll::Reduce;
+use weft_coll::{kernel, Reduce};
 
-/// Combines two integers; sums and products wrap.
-pub(crate) fn int(op: Reduce, a: i64, b: i64) -> i64 {
-    match op {
-        Reduce::Sum => a.wrapping_add(b),
-        Reduce::Prod => a.wrapping_mul(b),
-        Reduce::Max => a.max(b),
-        Reduce::Min => a.min(b),
+/// `((parts[0][i] op parts[1][i]) op parts[2][i]) ...` for every `i` in
+/// `0..n`: every part has `n` elements (a shorter one panics). With no
+/// part (a tensor of no elements gathered as no chunks), `n` zeros.
+pub(crate) fn fold_f32(op: Reduce, parts: &[&[f32]], n: usize) -> Vec<f32> {
+    if parts.is_empty() {
+        return vec![0.0; n];
     }
-}
-
-/// Combines two floats.
-pub(crate) fn float(op: Reduce, a: f64, b: f64) -> f64 {
-    match op {
-        Reduce::Sum => a + b,
-        Reduce::Prod => a * b,
-        Reduce::Max => {
-            if b > a || b.is_nan() {
-                b
-            } else {
-                a
-            }
-        }
-        Reduce::Min => {
-            if b < a || b.is_nan() {
-                b
-            } else {
-                a
-            }
-        }
-    }
-}
-
-/// `out[i] = ((parts[0][i] op parts[1][i]) op parts[2][i]) ...`. Every
-/// part has `out.len()` elements; there is at least one part.
-pub(crate) fn fold_f32(op: Reduce, parts: &[&[f32]], out: &mut [f32]) {
-    let Some((first, rest)) = parts.split_first() else {
-        return;
-    };
-    out.copy_from_slice(first);
-    for p in rest {
-        // One loop per op, each a zip that LLVM vectorizes.
-        match op {
-            Reduce::Sum => out.iter_mut().zip(*p).for_each(|(a, b)| *a += *b),
-            Reduce::Prod => out.iter_mut().zip(*p).for_each(|(a, b)| *a *= *b),
-            Reduce::Max => out.iter_mut().zip(*p).for_each(|(a, &b)| {
-                if b > *a || b.is_nan() {
-                    *a = b
-                }
-            }),
-            Reduce::Min => out.iter_mut().zip(*p).for_each(|(a, &b)| {
-                if b < *a || b.is_nan() {
-                    *a = b
-                }
-            }),
-        }
-    }
+    let mut out = Vec::with_capacity(n);
+    kernel::reduce_f32(op, parts, &mut out.spare_capacity_mut()[..n]);
+    // SAFETY: with at least one input, `reduce_f32` wrote every element of
+    // `out[..n]` (it panics on an input shorter than `n`, before this).
+    unsafe { out.set_len(n) };
+    out
 }
 
 /// The elements of chunk `j` when `n` elements are split into `parts`
@@ -88,6 +43,9 @@ mod tests {
 
     const OPS: [Reduce; 4] = [Reduce::Sum, Reduce::Max, Reduce::Min, Reduce::Prod];
 
+    /// The rules this crate had before it used `weft_coll::kernel`,
+    /// written plainly, element by element: the fold must keep them
+    /// bitwise.
     fn reference(op: Reduce, parts: &[Vec<f32>]) -> Vec<f32> {
         let n = parts[0].len();
         (0..n)
@@ -112,9 +70,11 @@ mod tests {
         prop_oneof![
             any::<f32>(),
             Just(f32::NAN),
+            Just(-f32::NAN),
             Just(-0.0f32),
             Just(0.0f32),
             Just(f32::INFINITY),
+            Just(f32::NEG_INFINITY),
             -4.0f32..4.0,
         ]
     }
@@ -123,17 +83,54 @@ mod tests {
         #[test]
         fn fold_is_the_rank_order_fold(
             op in 0usize..4,
-            parts in (1usize..5, 0usize..40).prop_flat_map(|(m, n)| {
+            parts in (1usize..6, 0usize..70).prop_flat_map(|(m, n)| {
                 proptest::collection::vec(proptest::collection::vec(special(), n), m)
             })
         ) {
             let op = OPS[op];
             let views: Vec<&[f32]> = parts.iter().map(|p| p.as_slice()).collect();
-            let mut out = vec![0.0f32; parts[0].len()];
-            fold_f32(op, &views, &mut out);
+            let out = fold_f32(op, &views, parts[0].len());
             let want = reference(op, &parts);
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            prop_assert_eq!(bits(&out), bits(&want));
+            // Bitwise, except which NaN a sum or product of NaNs gives:
+            // Rust leaves that to the code generator (RFC 3514), which may
+            // order the operands either way. `Max` and `Min` pick an
+            // operand, so their NaNs are exact too.
+            let arith = matches!(op, Reduce::Sum | Reduce::Prod);
+            let key = |x: f32| if arith && x.is_nan() { u32::MAX } else { x.to_bits() };
+            let keys = |v: &[f32]| v.iter().map(|&x| key(x)).collect::<Vec<_>>();
+            prop_assert_eq!(keys(&out), keys(&want));
+        }
+
+        #[test]
+        fn scalars_are_the_rank_order_fold(
+            op in 0usize..4,
+            xs in proptest::collection::vec(
+                prop_oneof![any::<f64>(), Just(f64::NAN), Just(-0.0f64), Just(0.0f64)], 1..6),
+            is in proptest::collection::vec(any::<i64>(), 1..6),
+        ) {
+            let op = OPS[op];
+            let f = xs[1..].iter().fold(xs[0], |a, &b| kernel::float(op, a, b));
+            let want = xs[1..].iter().fold(xs[0], |a, &b| match op {
+                Reduce::Sum => a + b,
+                Reduce::Prod => a * b,
+                Reduce::Max if b > a || b.is_nan() => b,
+                Reduce::Min if b < a || b.is_nan() => b,
+                _ => a,
+            });
+            let arith = matches!(op, Reduce::Sum | Reduce::Prod);
+            if arith && f.is_nan() {
+                prop_assert!(want.is_nan());
+            } else {
+                prop_assert_eq!(f.to_bits(), want.to_bits());
+            }
+            let i = is[1..].iter().fold(is[0], |a, &b| kernel::int(op, a, b));
+            let want = is[1..].iter().fold(is[0], |a, &b| match op {
+                Reduce::Sum => a.wrapping_add(b),
+                Reduce::Prod => a.wrapping_mul(b),
+                Reduce::Max => a.max(b),
+                Reduce::Min => a.min(b),
+            });
+            prop_assert_eq!(i, want);
         }
 
         #[test]
@@ -149,16 +146,22 @@ mod tests {
     }
 
     #[test]
+    fn no_parts_give_zeros() {
+        assert_eq!(fold_f32(Reduce::Sum, &[], 0), Vec::<f32>::new());
+        assert_eq!(fold_f32(Reduce::Max, &[], 3), vec![0.0; 3]);
+    }
+
+    #[test]
     fn scalars_follow_the_group_rules() {
-        assert_eq!(int(Reduce::Sum, i64::MAX, 1), i64::MIN);
-        assert_eq!(int(Reduce::Prod, i64::MAX, 2), -2);
-        assert!(float(Reduce::Max, 1.0, f64::NAN).is_nan());
+        assert_eq!(kernel::int(Reduce::Sum, i64::MAX, 1), i64::MIN);
+        assert_eq!(kernel::int(Reduce::Prod, i64::MAX, 2), -2);
+        assert!(kernel::float(Reduce::Max, 1.0, f64::NAN).is_nan());
         assert_eq!(
-            float(Reduce::Max, f64::NAN, 1.0).to_bits(),
+            kernel::float(Reduce::Max, f64::NAN, 1.0).to_bits(),
             f64::NAN.to_bits()
         );
         // Ties keep the lower rank's value.
-        assert!(float(Reduce::Max, -0.0, 0.0).is_sign_negative());
-        assert!(float(Reduce::Min, 0.0, -0.0).is_sign_positive());
+        assert!(kernel::float(Reduce::Max, -0.0, 0.0).is_sign_negative());
+        assert!(kernel::float(Reduce::Min, 0.0, -0.0).is_sign_positive());
     }
 }
