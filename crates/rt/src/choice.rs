@@ -322,6 +322,23 @@ impl<C: Chooser + ?Sized> Chooser for Box<C> {
 }
 
 impl StepRec {
+    /// The record of a step of `task` taking `op`, before it ran: nothing
+    /// woken, started, picked or made yet.
+    pub fn new(task: u64, op: Op) -> StepRec {
+        StepRec {
+            task,
+            op,
+            reach: Objects::new(),
+            woke: SmallVec::new(),
+            spawned: SmallVec::new(),
+            picks: SmallVec::new(),
+            made: Objects::new(),
+            preempted: false,
+            blocked: false,
+            ended: false,
+        }
+    }
+
     /// Every object the step may touch: `op.objs` and `reach`.
     pub fn footprint(&self) -> impl Iterator<Item = &u64> {
         self.op.objs.iter().chain(self.reach.iter())

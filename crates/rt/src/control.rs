@@ -42,7 +42,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crossbeam_deque::{Steal, Worker};
-use smallvec::SmallVec;
 
 use super::api::{BlockedTask, Config, SrcLoc, TaskEnd, WaitKind};
 use super::choice::{
@@ -50,12 +49,11 @@ use super::choice::{
     DELAY_MET, DELAY_QUIESCENT, DELAY_WAITING,
 };
 use super::context::{install, with_ctx, yield_now, Ctx};
-use super::registry::Registry;
 use super::shared::{Shared, Task};
 use super::task::BoxFuture;
 use super::trace::Tracer;
 use super::wait::{SiteResolver, Sites};
-use super::worker::poll_running;
+use super::worker::{poll_running, stop_pending};
 use crate::loom::{fence, AtomicU8, Ordering};
 use crate::netpoll::{Driver, NO_DEADLINE};
 
@@ -369,16 +367,9 @@ impl Exec<'_> {
         let id = task.id;
         let visible = op.kind.is_visible();
         let mut rec = StepRec {
-            task: id,
-            op,
             reach,
-            woke: SmallVec::new(),
-            spawned: SmallVec::new(),
-            picks: SmallVec::new(),
-            made: Objects::new(),
             preempted,
-            blocked: false,
-            ended: false,
+            ..StepRec::new(id, op)
         };
         self.last = Some(id);
         if visible || self.last_visible == Some(id) {
@@ -390,13 +381,7 @@ impl Exec<'_> {
             if let Some((task, res, wait)) = poll_running(self.ctx, task) {
                 match res {
                     Poll::Pending => {
-                        if !Registry::is_registered(&task) {
-                            shared.registry.insert(task.clone());
-                        }
-                        if wait != 0 {
-                            task.wait.store(wait, Ordering::Relaxed);
-                        }
-                        if task.state.stop_running() {
+                        if stop_pending(shared, &task, wait) {
                             // It yielded: at a scheduling point, or a
                             // preemption point of a busy task.
                             let next = self
@@ -533,18 +518,7 @@ impl Exec<'_> {
             // device) will wake a task: wait for it.
             self.wait_outside();
             // Not a step of the run: the woken task's own step follows.
-            let mut rec = StepRec {
-                task: 0,
-                op: Op::local(OpKind::Resume, 0),
-                reach: Objects::new(),
-                woke: SmallVec::new(),
-                spawned: SmallVec::new(),
-                picks: SmallVec::new(),
-                made: Objects::new(),
-                preempted: false,
-                blocked: false,
-                ended: false,
-            };
+            let mut rec = StepRec::new(0, Op::local(OpKind::Resume, 0));
             self.collect(&mut rec);
             return None;
         }
@@ -594,18 +568,7 @@ impl Exec<'_> {
     fn own_step(&mut self, kind: OpKind) -> StepRec {
         self.last = None;
         self.quiescences += 1;
-        StepRec {
-            task: 0,
-            op: Op::local(kind, 0),
-            reach: Objects::new(),
-            woke: SmallVec::new(),
-            spawned: SmallVec::new(),
-            picks: SmallVec::new(),
-            made: Objects::new(),
-            preempted: false,
-            blocked: false,
-            ended: false,
-        }
+        StepRec::new(0, Op::local(kind, 0))
     }
 
     /// Blocks this thread until a task is woken from outside (park steps

@@ -23,7 +23,7 @@ use super::api::{RunOutcome, SrcLoc, TaskEnd};
 use super::context::{Ctx, PREEMPT_BUDGET};
 use super::idle::ParkDecision;
 use super::registry::Registry;
-use super::shared::Task;
+use super::shared::{Shared, Task};
 use super::task::Body;
 use crate::loom::{fence, Ordering};
 
@@ -187,16 +187,7 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     };
     match res {
         Poll::Pending => {
-            // Register while the task is still ours (RUNNING): once IDLE,
-            // another worker may poll it.
-            if !Registry::is_registered(&task) {
-                shared.registry.insert(task.clone());
-            }
-            // Publish the wait reason for the deadlock report.
-            if wait != 0 {
-                task.wait.store(wait, Ordering::Relaxed);
-            }
-            if task.state.stop_running() {
+            if stop_pending(shared, &task, wait) {
                 // Woken during its own poll (yield_now): back of the queue.
                 ctx.trace_wake(task.id);
                 ctx.local.push(task);
@@ -218,6 +209,23 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
             }
         }
     }
+}
+
+/// After a poll of `task` that returned `Pending`, with the wait word `wait`
+/// it recorded: registers the task for the deadlock report while it is
+/// still ours (RUNNING: once IDLE, another worker may poll it), publishes
+/// its wait, and moves it out of RUNNING. True when it was woken during its
+/// own poll (it yielded) and must be queued again. Shared by the worker
+/// loop and the controlled executor (`control.rs`).
+#[inline(always)]
+pub(crate) fn stop_pending(shared: &Shared, task: &Arc<Task>, wait: u64) -> bool {
+    if !Registry::is_registered(task) {
+        shared.registry.insert(task.clone());
+    }
+    if wait != 0 {
+        task.wait.store(wait, Ordering::Relaxed);
+    }
+    task.state.stop_running()
 }
 
 /// Polls `task`, which the caller moved to RUNNING, once with the task in

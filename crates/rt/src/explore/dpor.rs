@@ -255,18 +255,7 @@ impl Dpor {
         let mut log = run.log.clone();
         let real = log.len();
         for r in &run.pending {
-            log.push(StepRec {
-                task: r.task,
-                op: r.op.clone(),
-                reach: Default::default(),
-                woke: Default::default(),
-                spawned: Default::default(),
-                picks: Default::default(),
-                made: Default::default(),
-                preempted: false,
-                blocked: false,
-                ended: false,
-            });
+            log.push(StepRec::new(r.task, r.op.clone()));
         }
         // A panic (or `exit`) ends every task: it conflicts with the step
         // each still-runnable task would have taken.
