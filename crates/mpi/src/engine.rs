@@ -219,7 +219,6 @@ impl<T: Transport> Engine<T> {
             let now = self.now_us();
             let in_flight = self.in_flight();
             match backoff.next(now, in_flight, self.det.wait_us(now)) {
-                Wait::Spin => std::hint::spin_loop(),
                 Wait::Yield => std::thread::yield_now(),
                 Wait::Sleep(us) => std::thread::park_timeout(std::time::Duration::from_micros(us)),
             }
