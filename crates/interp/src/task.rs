@@ -248,7 +248,7 @@ async fn run_task(
                     here: &st.device,
                     strict: sh.strict_placement,
                 };
-                let done = match tensor_ops::run(op, args, sh.mem, place).await {
+                let done = match Box::pin(tensor_ops::run(op, args, sh.mem, place)).await {
                     Ok(v) => write_out(&mut st, prog, at, v),
                     Err(e) => Err(st.failure(prog, at, e)),
                 };
@@ -415,7 +415,7 @@ async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
 /// the compute pool, not a task, wakes the waiter: not a deadlock.
 async fn wait_ready(t: &Tensor) -> Result<(), RuntimeError> {
     let _hold = runtime::external_wait();
-    Ok(t.ready().await?)
+    Ok(Box::pin(t.ready()).await?)
 }
 
 #[cfg(test)]
