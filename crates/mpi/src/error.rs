@@ -45,7 +45,7 @@ pub enum MpiError {
     #[error("cannot start the messaging thread: {0}")]
     Thread(String),
     /// Launched by `mpirun` but built without the `mpi` feature.
-    #[error("launched by mpirun with {size} processes, but this weft was built without MPI: rebuild with `cargo build --release --features mpi` (needs the MPI headers and libclang: `apt-get install mpich libmpich-dev libclang-dev`)")]
+    #[error("launched by mpirun with {size} processes, but this weft was built without MPI, so each process runs alone as rank 0 of 1: rebuild with `cargo build --release --features mpi` (needs the MPI headers and libclang: `apt-get install mpich libmpich-dev libclang-dev`)")]
     NotBuilt {
         /// The number of processes `mpirun` started.
         size: usize,

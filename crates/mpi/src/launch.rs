@@ -31,10 +31,21 @@ pub fn launch(host: Arc<dyn Host>) -> Result<World, MpiError> {
     }
 }
 
-/// A note for a binary built without MPI but started by `mpirun`: each
-/// process then runs alone as rank 0 of 1.
+/// This process's rank among those the launcher started, if it says
+/// (MPICH's Hydra and Slurm: `PMI_RANK`; Open MPI: `OMPI_COMM_WORLD_RANK`;
+/// PMIx launchers: `PMIX_RANK`).
+pub fn launched_rank() -> Option<usize> {
+    ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
+/// A note for a binary built without MPI but started by `mpirun` with
+/// more than one process: each process then runs alone as rank 0 of 1.
+/// Only the process the launcher gave rank 0 gets it (or every process,
+/// where the launcher does not say), so that the note is printed once.
 pub fn not_built_warning() -> Option<MpiError> {
-    if cfg!(feature = "mpi") {
+    if cfg!(feature = "mpi") || launched_rank().is_some_and(|r| r != 0) {
         return None;
     }
     launched_size()
