@@ -6,7 +6,9 @@
 # MPI_Send / MPI_Recv of the same messages, and the CPU an idle process
 # uses. Each measurement runs the baseline and Weft back to back (best of
 # 3 inside each). Needs MPI and libclang (docs/distributed.md, "Install").
-# Prints a markdown table.
+# Prints a markdown table, with the load average before and after.
+# NPS="2" runs the all-reduces with 2 processes only (default "2 4": the
+# 4-process rows oversubscribe a 2-core machine and take minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,9 +27,11 @@ WEFT=target/release/examples/bench_world
 # value NAME KEY LINE: the number after KEY= in LINE.
 val() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
 
+echo "load average before: $(cut -d" " -f1-3 /proc/loadavg)"
+echo
 echo "| measurement | processes | MPI | Weft | Weft / MPI |"
 echo "|---|---|---|---|---|"
-for np in 2 4; do
+for np in ${NPS:-2 4}; do
   for spec in "8 20000" "1048576 200" "16777216 20"; do
     set -- $spec
     b=$(val us "$("${MPIRUN[@]}" -np "$np" "$BASE" allreduce "$1" "$2")")
@@ -43,3 +47,5 @@ w=$(val gbps "$("${MPIRUN[@]}" -np 2 "$WEFT" stream 1048576 300)")
 printf "| stream 1 MB values (GB/s) | 2 | %s | %s | %.2f (MPI / Weft) |\n" "$b" "$w" "$(echo "$b / $w" | bc -l)"
 idle=$("${MPIRUN[@]}" -np 2 "$WEFT" idle 10 | sed -n 's/.*cpu_percent=\([0-9.]*\).*/\1/p' | sort -n | tail -1)
 printf "| idle process, CPU (%%) | 2 | - | %s | - |\n" "$idle"
+echo
+echo "load average after: $(cut -d" " -f1-3 /proc/loadavg)"
