@@ -2,12 +2,14 @@
 //! to do (docs/distributed.md, "How it works"). MPI has no way to sleep
 //! until a message arrives, so the thread polls; to keep latency low while
 //! messages flow and cost next to no CPU while they do not, the wait grows
-//! with the time since the last activity: yield the CPU between polls for
-//! the first [`YIELD_US`], then sleep, 20 µs at first, doubling up to
-//! [`MAX_SLEEP_US`] while something is in flight (a request waiting for its
-//! reply, a collective, a send) and up to [`IDLE_SLEEP_US`] while nothing
-//! is. A task that submits work unparks the thread at once, so only
-//! messages from other processes wait for the next poll.
+//! with the time since the last activity: yield the CPU between polls,
+//! for the first [`YIELD_US`] while something is in flight (a request
+//! waiting for its reply, a collective, a send) and the first
+//! [`IDLE_YIELD_US`] while nothing is; then sleep, 20 µs at first,
+//! doubling up to [`MAX_SLEEP_US`] while something is in flight and up to
+//! [`IDLE_SLEEP_US`] while nothing is. A task that submits work unparks
+//! the thread at once, so only messages from other processes wait for the
+//! next poll.
 //!
 //! It never spins without yielding: a spinning thread keeps its core until
 //! the scheduler preempts it, and where threads outnumber cores (every
@@ -15,14 +17,21 @@
 //! thread the poll waits for, the other process's messaging thread or a
 //! task here. A yield costs a system call when nobody else wants the core
 //! and gives it away when somebody does. The yielding phase is long (2 ms)
-//! because a busy machine deschedules a peer for longer than a few hundred
-//! microseconds: with 30 µs of spinning then yielding until 300 µs, an
-//! 8-byte all-reduce over 2 processes took 60 to 300 µs on the loaded
-//! 2-core development VM, and about 10 µs with this policy.
+//! while something is in flight because a busy machine deschedules a peer
+//! for longer than a few hundred microseconds: with 30 µs of spinning then
+//! yielding until 300 µs, an 8-byte all-reduce over 2 processes took 60 to
+//! 300 µs on the loaded 2-core development VM, and about 10 µs with this
+//! policy. Yielding for 300 µs rather than 2 ms while nothing is in flight
+//! made no difference there; not yielding at all then (sleeping at once)
+//! made the all-reduce 40 to 80 µs, since the next call's command then
+//! finds the thread asleep.
 
 /// Yield between polls until this long after the last activity
-/// (microseconds).
+/// (microseconds) while something is in flight.
 pub(crate) const YIELD_US: u64 = 2000;
+/// Yield between polls until this long after the last activity while
+/// nothing is in flight.
+pub(crate) const IDLE_YIELD_US: u64 = 300;
 /// The longest sleep between two polls while something is in flight.
 pub(crate) const MAX_SLEEP_US: u64 = 200;
 /// The longest sleep between two polls while nothing is.
@@ -57,7 +66,8 @@ impl Backoff {
     pub fn next(&mut self, now_us: u64, in_flight: bool, cap_us: Option<u64>) -> Wait {
         let since = *self.idle_since_us.get_or_insert(now_us);
         let idle = now_us.saturating_sub(since);
-        if idle < YIELD_US {
+        let yield_us = if in_flight { YIELD_US } else { IDLE_YIELD_US };
+        if idle < yield_us {
             return Wait::Yield;
         }
         let max = if in_flight {
@@ -84,6 +94,10 @@ mod tests {
         assert_eq!(b.next(100, false, None), Wait::Yield);
         assert_eq!(b.next(100 + YIELD_US - 1, true, None), Wait::Yield);
         let mut t = 100 + YIELD_US;
+        // Waiting for nothing, it sleeps from IDLE_YIELD_US on.
+        let mut c = Backoff::default();
+        assert_eq!(c.next(100, false, None), Wait::Yield);
+        assert_eq!(c.next(100 + IDLE_YIELD_US, false, None), Wait::Sleep(20));
         let mut sleeps = Vec::new();
         for _ in 0..10 {
             if let Wait::Sleep(us) = b.next(t, false, None) {
