@@ -23,7 +23,7 @@
 //! 300 µs on the loaded 2-core development VM, and about 10 µs with this
 //! policy. Yielding for 300 µs rather than 2 ms while nothing is in flight
 //! made no difference there; not yielding at all then (sleeping at once)
-//! made the all-reduce 40 to 80 µs, since the next call's command then
+//! made the all-reduce 40 to 77 µs, since the next call's command then
 //! finds the thread asleep.
 
 /// Yield between polls until this long after the last activity
@@ -46,14 +46,52 @@ pub(crate) enum Wait {
     Sleep(u64),
 }
 
-/// The policy's state: when the thread was last busy, the last sleep.
-#[derive(Debug, Default)]
+/// The policy's state: when the thread was last busy, the last sleep; how
+/// long it yields while something is in flight.
+#[derive(Debug)]
 pub(crate) struct Backoff {
     idle_since_us: Option<u64>,
     sleep_us: u64,
+    yield_us: u64,
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff {
+            idle_since_us: None,
+            sleep_us: 0,
+            yield_us: YIELD_US,
+        }
+    }
+}
+
+/// More processes on this machine than cores: each process's threads then
+/// take turns at the scheduler's time slices with the others', and a
+/// thread that yields for long takes turns it has no use for from threads
+/// that have work. `local` is the number of processes the launcher started
+/// on this machine, where it says.
+fn crowded(local: Option<usize>, cores: usize) -> bool {
+    local.is_some_and(|n| n > cores)
 }
 
 impl Backoff {
+    /// The policy for this process: where the launcher started more
+    /// processes on this machine than it has cores (MPICH's Hydra:
+    /// `MPI_LOCALNRANKS`; Open MPI: `OMPI_COMM_WORLD_LOCAL_SIZE`), it yields
+    /// no longer while something is in flight than while nothing is
+    /// (docs/distributed.md, "Speed": 4 processes on 2 cores).
+    pub fn for_this_machine() -> Backoff {
+        let local = ["MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok()?.trim().parse().ok());
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut b = Backoff::default();
+        if crowded(local, cores) {
+            b.yield_us = IDLE_YIELD_US;
+        }
+        b
+    }
+
     /// The last pass did something.
     pub fn busy(&mut self) {
         self.idle_since_us = None;
@@ -66,7 +104,11 @@ impl Backoff {
     pub fn next(&mut self, now_us: u64, in_flight: bool, cap_us: Option<u64>) -> Wait {
         let since = *self.idle_since_us.get_or_insert(now_us);
         let idle = now_us.saturating_sub(since);
-        let yield_us = if in_flight { YIELD_US } else { IDLE_YIELD_US };
+        let yield_us = if in_flight {
+            self.yield_us
+        } else {
+            IDLE_YIELD_US
+        };
         if idle < yield_us {
             return Wait::Yield;
         }
@@ -87,6 +129,14 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crowded_when_processes_outnumber_cores() {
+        assert!(!crowded(None, 2));
+        assert!(!crowded(Some(2), 2));
+        assert!(crowded(Some(4), 2));
+        assert!(!crowded(Some(4), 16));
+    }
 
     #[test]
     fn yields_then_sleeps_longer_up_to_the_cap() {

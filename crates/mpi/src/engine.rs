@@ -183,7 +183,7 @@ impl<T: Transport> Engine<T> {
     /// Runs until `World::finish`, then shuts the transport down.
     pub fn run(mut self) -> EngineEnd {
         precise_sleeps();
-        let mut backoff = Backoff::default();
+        let mut backoff = Backoff::for_this_machine();
         loop {
             let busy = match self.pass() {
                 Ok(b) => b,
