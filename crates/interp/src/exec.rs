@@ -281,8 +281,12 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     None => break 'run nil_or_far(fs, *ch, None, at),
                     Some(c) => match c.try_recv() {
                         Ok(v) => Some(v),
-                        Err(TryRecvError::Closed) => None,
-                        Err(TryRecvError::Empty) => break 'run Wait::Recv { ch: *ch, at },
+                        // Empty: wait. Closed and drained: `run_task`
+                        // completes it (`recv_done`, which also looks for a
+                        // `lines` reader's error), out of this path.
+                        Err(TryRecvError::Empty | TryRecvError::Closed) => {
+                            break 'run Wait::Recv { ch: *ch, at }
+                        }
                     },
                 };
                 if let Some(t) = complete_recv(fs, *out, *ok, zero, got) {
@@ -743,6 +747,7 @@ pub(super) fn make_chan(
         ch: Some(Chan::new(n as usize)),
         elem: elem.clone(),
         far: None,
+        read_err: None,
     }));
     Continue(())
 }
@@ -841,6 +846,7 @@ pub(super) fn after(
         ch: Some(c),
         elem: sh.int_ty.clone(),
         far: None,
+        read_err: None,
     }));
     Continue(())
 }

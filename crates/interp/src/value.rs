@@ -27,7 +27,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
 use weft_chan::loom::Mutex;
@@ -36,6 +36,7 @@ use weft_coll::Member;
 use weft_mpi::{ChanRef, World};
 use weft_tensor::Tensor;
 
+use super::error::RuntimeError;
 use super::fmt_float::write_float;
 
 /// A run-time type: what a variable holds. Struct types are named and carry
@@ -86,12 +87,43 @@ pub struct StructInfo {
 }
 
 /// A channel value: the channel (None = nil, or another process's), its
-/// element type, and for another process's channel the reference to it.
+/// element type, for another process's channel the reference to it, and
+/// for the channel of a `lines` the error its reader may leave.
 #[derive(Clone)]
 pub struct ChanVal {
     pub ch: Option<Chan<Value>>,
     pub elem: Arc<Ty>,
     pub far: Option<Box<FarChan>>,
+    pub read_err: Option<Arc<ReadErr>>,
+}
+
+/// The read error of a `lines` reader (docs/language.md, "Input and
+/// output"): the reader sets it and then closes the channel, and a receive
+/// that finds the channel closed and drained panics with it instead of
+/// getting the zero value. Only `lines` channels have one, and it is
+/// looked at only on a receive that found the channel closed, so other
+/// channels' receives pay nothing for it.
+pub type ReadErr = OnceLock<Box<str>>;
+
+impl ChanVal {
+    /// The error a receive that found this channel closed panics with,
+    /// if its `lines` reader left one.
+    #[cold]
+    #[inline(never)]
+    pub fn closed_error(&self) -> Option<RuntimeError> {
+        let msg = self.read_err.as_deref()?.get()?;
+        Some(RuntimeError::Builtin(msg.clone()))
+    }
+}
+
+/// `closed_error` of the channel value `v` (`None` for other values).
+#[cold]
+#[inline(never)]
+pub fn closed_error(v: &Value) -> Option<RuntimeError> {
+    match v {
+        Value::Chan(c) => c.closed_error(),
+        _ => None,
+    }
 }
 
 /// The processes of a run started by `mpirun` (docs/distributed.md): this
@@ -504,6 +536,7 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
             ch: None,
             elem: e.clone(),
             far: None,
+            read_err: None,
         })),
         Ty::List(_) => Value::list(Vec::new()),
         Ty::Map(..) => Value::Map(Arc::default()),
@@ -533,6 +566,7 @@ mod tests {
             ch: Some(Chan::new(cap)),
             elem: Arc::new(elem),
             far: None,
+            read_err: None,
         }))
     }
 

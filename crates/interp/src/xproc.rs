@@ -323,7 +323,12 @@ impl<'a> Reader<'a> {
                         (None, Some(Box::new(far)))
                     }
                 };
-                Value::Chan(Box::new(ChanVal { ch, elem, far }))
+                Value::Chan(Box::new(ChanVal {
+                    ch,
+                    elem,
+                    far,
+                    read_err: None,
+                }))
             }
             TENSOR => {
                 let nd = self.len()?;
@@ -660,6 +665,7 @@ mod tests {
             ch: Some(ch.clone()),
             elem: Arc::new(Ty::List(Arc::new(Ty::Int))),
             far: None,
+            read_err: None,
         }));
         let mut out = Payload::new();
         encode(&p, &v, &mut out).expect("encodes");
