@@ -970,16 +970,16 @@ fn spawn(
 #[inline(never)]
 fn print(sh: &Shared, fs: &[Value], f: &Func, at: usize, args: &[Slot]) -> ControlFlow<Wait> {
     let max = sh.mem.headroom() / 2;
-    let mut line = String::new();
+    let mut line = Vec::new();
     for (k, a) in args.iter().enumerate() {
         if k > 0 {
-            line.push(' ');
+            line.push(b' ');
         }
         if !fs[*a as usize].write_within(&mut line, max) {
             return Break(out_of_memory(f, at, sh.mem.exceeded()));
         }
     }
-    line.push('\n');
+    line.push(b'\n');
     sh.out.write_line(&line);
     Continue(())
 }
@@ -989,11 +989,11 @@ fn print(sh: &Shared, fs: &[Value], f: &Func, at: usize, args: &[Slot]) -> Contr
 /// while it grows, then the `Arc` it is copied into).
 #[inline(never)]
 fn to_str(mem: Ceiling, v: &Value) -> Result<Value, RuntimeError> {
-    let mut s = String::new();
+    let mut s = Vec::new();
     if !v.write_within(&mut s, mem.headroom() / 3) {
         return Err(mem.exceeded().into());
     }
-    Ok(Value::Str(Arc::from(s.into_bytes())))
+    Ok(Value::Str(Arc::from(s)))
 }
 
 /// `rand(n)`: an int in `[0, n)`.

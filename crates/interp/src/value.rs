@@ -381,16 +381,16 @@ impl Value {
         Value::List(Arc::new(v))
     }
 
-    /// The printed form (docs/language.md, "Printing values"), as `print` and `str(x)` write it.
+    /// The printed form (docs/language.md, "Printing values"), as `print` and `str(x)` write it,
+    /// as text: bytes of strings that are not UTF-8 show as U+FFFD (for
+    /// messages and tests; `print` and `str(x)` keep them, `write_within`).
     pub fn to_display(&self) -> String {
-        let mut s = String::new();
-        self.write_to(&mut s);
-        s
-    }
-
-    /// Appends the printed form to `out`.
-    pub fn write_to(&self, out: &mut String) {
-        self.write_within(out, usize::MAX);
+        let mut b = Vec::new();
+        self.write_within(&mut b, usize::MAX);
+        match String::from_utf8(b) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }
     }
 
     /// Appends the printed form to `out` while `out` stays within `max`
@@ -398,29 +398,31 @@ impl Value {
     /// `max`) when it would not. The printed form of a list can be far
     /// larger than the list (a million references to one long string), so
     /// `print` and `str(x)` bound it by what the memory ceiling leaves.
-    pub fn write_within(&self, out: &mut String, max: usize) -> bool {
-        use std::fmt::Write;
+    /// A string's bytes go out as they are, UTF-8 or not, as Go writes
+    /// them.
+    pub fn write_within(&self, out: &mut Vec<u8>, max: usize) -> bool {
+        use std::io::Write;
         match self {
             Value::Int(i) => {
                 let _ = write!(out, "{i}");
             }
             Value::Float(x) => write_float(out, *x),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
             Value::Str(s) => {
                 if s.len() > max.saturating_sub(out.len()) {
                     return false;
                 }
-                out.push_str(&String::from_utf8_lossy(s))
+                out.extend_from_slice(s)
             }
             Value::List(items) | Value::Struct(items) => {
                 let (open, close) = match self {
-                    Value::List(_) => ('[', ']'),
-                    _ => ('{', '}'),
+                    Value::List(_) => (b'[', b']'),
+                    _ => (b'{', b'}'),
                 };
                 out.push(open);
                 for (i, v) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push(' ');
+                        out.push(b' ');
                     }
                     if !v.write_within(out, max) {
                         return false;
@@ -435,32 +437,32 @@ impl Value {
                 (None, Some(far)) => {
                     let _ = write!(out, "chan {}(cap {})", c.elem, far.r.cap);
                 }
-                (None, None) => out.push_str("nil"),
+                (None, None) => out.extend_from_slice(b"nil"),
             },
             Value::Tensor(t) => {
                 let _ = write!(out, "{t}");
             }
-            Value::Comm(None) => out.push_str("nil"),
+            Value::Comm(None) => out.extend_from_slice(b"nil"),
             Value::Comm(Some(m)) => {
                 let _ = write!(out, "comm(rank {} of {})", m.rank(), m.size());
             }
             Value::Map(m) => {
-                out.push_str("map[");
+                out.extend_from_slice(b"map[");
                 for (i, (k, v)) in m.sorted().into_iter().enumerate() {
                     if i > 0 {
-                        out.push(' ');
+                        out.push(b' ');
                     }
                     if !k.write_within(out, max) {
                         return false;
                     }
-                    out.push(':');
+                    out.push(b':');
                     if !v.write_within(out, max) {
                         return false;
                     }
                 }
-                out.push(']');
+                out.push(b']');
             }
-            Value::Func(f) => out.push_str(if f.is_some() { "func" } else { "nil" }),
+            Value::Func(f) => out.extend_from_slice(if f.is_some() { b"func" } else { b"nil" }),
         }
         out.len() <= max
     }
