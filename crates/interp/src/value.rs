@@ -271,6 +271,22 @@ impl Hash for Key {
     }
 }
 
+/// A map key borrowed from where it is (a frame slot), to look it up
+/// without cloning it: hashed and compared as [`Key`].
+pub struct KeyRef<'a>(pub &'a Value);
+
+impl Hash for KeyRef<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_value(self.0, h);
+    }
+}
+
+impl indexmap::Equivalent<Key> for KeyRef<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
+        key_eq(self.0, &key.0)
+    }
+}
+
 fn float_key(x: f64) -> u64 {
     if x == 0.0 {
         0
@@ -281,8 +297,11 @@ fn float_key(x: f64) -> u64 {
     }
 }
 
+#[inline]
 fn key_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        // The common key first, without the call into `values_equal`.
+        (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => float_key(*x) == float_key(*y),
         (Value::Struct(x), Value::Struct(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
