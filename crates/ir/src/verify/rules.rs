@@ -208,7 +208,7 @@ impl Rules<'_, '_> {
         let (fits, lit) = match v {
             attr::Value::I(_) => (t.is_int(), "an int"),
             attr::Value::F(_) => (t.is_float(), "a float"),
-            attr::Value::S(_) => (t.is_string(), "a string"),
+            attr::Value::S(_) | attr::Value::Raw(_) => (t.is_string(), "a string"),
             attr::Value::B(_) => (t.is_bool(), "a bool"),
             _ => return,
         };

@@ -125,7 +125,7 @@ impl<'a> Checker<'a> {
             }
             ExprKind::Str(s) => Operand {
                 ty: Ty::UntypedStr,
-                val: Some(ConstVal::Str(s.as_str().into())),
+                val: Some(ConstVal::Str(s.as_slice().into())),
             },
             ExprKind::Bool(b) => Operand {
                 ty: Ty::UntypedBool,
