@@ -1128,6 +1128,9 @@ fn map_mut(mem: Ceiling, m: &mut Value) -> Result<&mut MapVal, RuntimeError> {
     let Value::Map(arc) = m else {
         return Err(kind_error("map", m));
     };
+    if arc.nil {
+        return Err(RuntimeError::NilMapWrite);
+    }
     if Arc::strong_count(arc) > 1 || Arc::weak_count(arc) > 0 {
         mem.check(arc.entries.capacity() * MAP_ENTRY_BYTES)?;
     }

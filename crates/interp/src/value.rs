@@ -228,13 +228,26 @@ pub struct Closure {
 pub type MapHasher = foldhash::fast::RandomState;
 
 /// A map's entries, in insertion order (a deleted entry's place is taken
-/// by the last one, `swap_remove`).
+/// by the last one, `swap_remove`), and whether it is a nil map.
 #[derive(Clone, Default)]
 pub struct MapVal {
     pub entries: IndexMap<Key, Value, MapHasher>,
+    /// A nil map (docs/language.md, "Maps"): a map type's zero value, as
+    /// in Go. It has no entries and reads as empty; writing to it panics
+    /// (`assignment to entry in nil map`); it equals `nil`. `make` and
+    /// literals make maps that are not nil.
+    pub nil: bool,
 }
 
 impl MapVal {
+    /// A nil map value.
+    pub fn nil_value() -> Value {
+        Value::Map(Arc::new(MapVal {
+            entries: IndexMap::default(),
+            nil: true,
+        }))
+    }
+
     /// The entries in printing order: sorted by key with [`key_order`]
     /// (stable), as `print` and `sprintf` write a map.
     pub fn sorted(&self) -> Vec<(&Value, &Value)> {
@@ -520,6 +533,8 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
             Arc::ptr_eq(x, y)
                 || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q)))
         }
+        // maps compare only with nil (the checker's rule)
+        (Value::Map(x), Value::Map(y)) => x.nil && y.nil,
         // func values compare only with nil (the checker's rule)
         (Value::Func(x), Value::Func(y)) => match (x, y) {
             (None, None) => true,
@@ -560,7 +575,7 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
             read_err: None,
         })),
         Ty::List(_) => Value::list(Vec::new()),
-        Ty::Map(..) => Value::Map(Arc::default()),
+        Ty::Map(..) => MapVal::nil_value(),
         Ty::Func(_) => Value::Func(None),
         Ty::Struct { id, name } => {
             if depth > structs.len() {

@@ -83,10 +83,10 @@ impl Ty {
         )
     }
 
-    /// Whether `nil` is a value of this type (channels, comms and func
-    /// values).
+    /// Whether `nil` is a value of this type (channels, comms, func values
+    /// and maps).
     pub fn is_nilable(&self) -> bool {
-        matches!(self, Ty::Chan(_) | Ty::Comm | Ty::Func(_))
+        matches!(self, Ty::Chan(_) | Ty::Comm | Ty::Func(_) | Ty::Map(..))
     }
 
     pub fn is_invalid(&self) -> bool {

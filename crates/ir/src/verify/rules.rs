@@ -274,11 +274,13 @@ impl Rules<'_, '_> {
         let mut todo = vec![t];
         let mut seen = std::collections::HashSet::new();
         while let Some(t) = todo.pop() {
-            // A func value compares only with nil (the checker's rule).
+            // A func value or a map compares only with nil (the checker's
+            // rule).
             if t.scalar_kind().is_some()
                 || t.chan_elem().is_some()
                 || t.is_comm()
                 || t.func_type().is_some()
+                || t.map_kv().is_some()
             {
                 continue;
             }
