@@ -246,6 +246,31 @@ pub struct CollInstr {
     pub ty: Cow<'static, str>,
 }
 
+/// `m[k] op= y` (`Instr::MapUpdate`): what `MapGet { x, k, out: got,
+/// zero }`, `op` writing `new`, then `MapSet { x, k, v: new, out }` do, with
+/// one lookup of the key and no copy of it when it is present; then on to
+/// the instruction after the `MapSet`.
+#[derive(Debug)]
+pub struct MapUpdate {
+    pub x: Slot,
+    pub k: Slot,
+    pub out: Slot,
+    pub got: Slot,
+    pub new: Slot,
+    pub zero: Value,
+    pub op: UpdateOp,
+}
+
+/// The operation of a `MapUpdate` on the value read (`got`): as the
+/// instruction of the same name with `got` as its left operand.
+#[derive(Debug, Clone, Copy)]
+pub enum UpdateOp {
+    Int(IntOp, Slot),
+    IntK(IntOp, i64),
+    Float(FloatOp, Slot),
+    Concat(Slot),
+}
+
 /// One instruction. Operands are slots of the current frame.
 #[derive(Debug)]
 pub enum Instr {
@@ -543,6 +568,10 @@ pub enum Instr {
         k: Slot,
         out: Slot,
     },
+    /// `m[k] op= y` in one lookup (`peephole`: a `MapGet`, the op on
+    /// what it read, and the `MapSet` of the result, fused at the
+    /// `MapGet`'s index); boxed, as it is wide.
+    MapUpdate(Box<MapUpdate>),
     /// The entry at position `i` of `x`'s iteration order.
     MapEntry {
         x: Slot,

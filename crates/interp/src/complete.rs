@@ -15,7 +15,7 @@ use super::code::{Func, SelCase, Slot};
 use super::error::{InternalError, RuntimeError};
 use super::frame::dup;
 use super::state::{loc_of, Failure};
-use super::value::Value;
+use super::value::{closed_error, Value};
 
 /// The channel a slot holds (`None`: nil).
 #[inline(always)]
@@ -79,7 +79,16 @@ pub(super) fn complete_select(
         return Err(Failure::at(Some(f), at, bug.into()));
     };
     let pending = match chosen.outcome {
-        Outcome::Received(got) => complete_recv(fs, case.recv, case.ok, &case.zero, got),
+        Outcome::Received(got) => {
+            if got.is_none() {
+                // Closed and drained: a `lines` reader's error?
+                if let Some(err) = fs.get(case.chan as usize).and_then(closed_error) {
+                    let loc = case.loc.clone().unwrap_or_else(|| loc_of(Some(f), at));
+                    return Err(Failure { err, loc });
+                }
+            }
+            complete_recv(fs, case.recv, case.ok, &case.zero, got)
+        }
         Outcome::Sent => None,
         Outcome::SendClosed(_) => return Err(send_closed(f, at, case)),
     };

@@ -34,6 +34,8 @@ pub enum RuntimeError {
     FloatOutOfIntRange,
     #[error("send on closed channel")]
     SendOnClosed,
+    #[error("assignment to entry in nil map")]
+    NilMapWrite,
     #[error("close of closed channel")]
     CloseOfClosed,
     #[error("close of nil channel")]
@@ -257,6 +259,7 @@ mod tests {
             ),
             (RuntimeError::FloatOutOfIntRange, "float out of int range"),
             (RuntimeError::SendOnClosed, "send on closed channel"),
+            (RuntimeError::NilMapWrite, "assignment to entry in nil map"),
             (RuntimeError::CloseOfClosed, "close of closed channel"),
             (RuntimeError::CloseOfNil, "close of nil channel"),
             (RuntimeError::MakeChanSize, "makechan: size out of range"),

@@ -38,7 +38,8 @@ use weft_rt::memlimit::{Ceiling, OutOfMemory};
 use weft_rt::{self as runtime, TaskEnd};
 
 use super::code::{
-    CollInstr, CollOp, Func, FuncId, Instr, IntOp, LibOp, Pc, Program, SelCase, Slot, TensorOp,
+    CollInstr, CollOp, Func, FuncId, Instr, IntOp, LibOp, MapUpdate, Pc, Program, SelCase, Slot,
+    TensorOp, UpdateOp,
 };
 use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
@@ -48,7 +49,7 @@ use super::ops::{self, kind_error};
 use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
 use super::stream;
 use super::value::{
-    ChanVal, Closure, CommVal, Key, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES,
+    ChanVal, Closure, CommVal, Key, KeyRef, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES,
 };
 
 /// Every this many budget steps a busy task lets the runtime hand a task
@@ -281,8 +282,12 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     None => break 'run nil_or_far(fs, *ch, None, at),
                     Some(c) => match c.try_recv() {
                         Ok(v) => Some(v),
-                        Err(TryRecvError::Closed) => None,
-                        Err(TryRecvError::Empty) => break 'run Wait::Recv { ch: *ch, at },
+                        // Empty: wait. Closed and drained: `run_task`
+                        // completes it (`recv_done`, which also looks for a
+                        // `lines` reader's error), out of this path.
+                        Err(TryRecvError::Empty | TryRecvError::Closed) => {
+                            break 'run Wait::Recv { ch: *ch, at }
+                        }
                     },
                 };
                 if let Some(t) = complete_recv(fs, *out, *ok, zero, got) {
@@ -536,6 +541,11 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Perm { n, out } => rare!(perm(sh.mem, fs, rng, f, at, *n, *out)),
             Instr::Tensor { op, ins, .. } => break 'run tensor(fs, *op, ins, at),
             Instr::Point => break 'run Wait::Point { at },
+            Instr::MapUpdate(u) => {
+                rare!(map_update(sh.mem, fs, f, at, u));
+                // Past the op and the `MapSet` it stands for.
+                pc = at + 3;
+            }
             Instr::MapNew { .. }
             | Instr::MapGet { .. }
             | Instr::MapSet { .. }
@@ -743,6 +753,7 @@ pub(super) fn make_chan(
         ch: Some(Chan::new(n as usize)),
         elem: elem.clone(),
         far: None,
+        read_err: None,
     }));
     Continue(())
 }
@@ -841,6 +852,7 @@ pub(super) fn after(
         ch: Some(c),
         elem: sh.int_ty.clone(),
         far: None,
+        read_err: None,
     }));
     Continue(())
 }
@@ -964,16 +976,16 @@ fn spawn(
 #[inline(never)]
 fn print(sh: &Shared, fs: &[Value], f: &Func, at: usize, args: &[Slot]) -> ControlFlow<Wait> {
     let max = sh.mem.headroom() / 2;
-    let mut line = String::new();
+    let mut line = Vec::new();
     for (k, a) in args.iter().enumerate() {
         if k > 0 {
-            line.push(' ');
+            line.push(b' ');
         }
         if !fs[*a as usize].write_within(&mut line, max) {
             return Break(out_of_memory(f, at, sh.mem.exceeded()));
         }
     }
-    line.push('\n');
+    line.push(b'\n');
     sh.out.write_line(&line);
     Continue(())
 }
@@ -983,11 +995,11 @@ fn print(sh: &Shared, fs: &[Value], f: &Func, at: usize, args: &[Slot]) -> Contr
 /// while it grows, then the `Arc` it is copied into).
 #[inline(never)]
 fn to_str(mem: Ceiling, v: &Value) -> Result<Value, RuntimeError> {
-    let mut s = String::new();
+    let mut s = Vec::new();
     if !v.write_within(&mut s, mem.headroom() / 3) {
         return Err(mem.exceeded().into());
     }
-    Ok(Value::Str(Arc::from(s.into_bytes())))
+    Ok(Value::Str(Arc::from(s)))
 }
 
 /// `rand(n)`: an int in `[0, n)`.
@@ -1116,6 +1128,9 @@ fn map_mut(mem: Ceiling, m: &mut Value) -> Result<&mut MapVal, RuntimeError> {
     let Value::Map(arc) = m else {
         return Err(kind_error("map", m));
     };
+    if arc.nil {
+        return Err(RuntimeError::NilMapWrite);
+    }
     if Arc::strong_count(arc) > 1 || Arc::weak_count(arc) > 0 {
         mem.check(arc.entries.capacity() * MAP_ENTRY_BYTES)?;
     }
@@ -1124,17 +1139,102 @@ fn map_mut(mem: Ceiling, m: &mut Value) -> Result<&mut MapVal, RuntimeError> {
 
 /// Inserts `k: v`, charging a growth of the table to the ceiling.
 fn map_insert(mem: Ceiling, m: &mut MapVal, k: Value, v: Value) -> Result<(), RuntimeError> {
-    let key = Key(k);
-    if let Some(slot) = m.entries.get_mut(&key) {
+    if let Some(slot) = m.entries.get_mut(&KeyRef(&k)) {
         *slot = v;
         return Ok(());
     }
+    map_add(mem, m, k, v)
+}
+
+/// Adds the absent key `k` with `v`, charging a growth of the table to
+/// the ceiling.
+fn map_add(mem: Ceiling, m: &mut MapVal, k: Value, v: Value) -> Result<(), RuntimeError> {
     let n = m.entries.len();
     if n == m.entries.capacity() {
         mem.check((n.max(4)) * MAP_ENTRY_BYTES)?;
     }
-    m.entries.insert(key, v);
+    m.entries.insert(Key(k), v);
     Ok(())
+}
+
+/// `m[k] op= y` (`Instr::MapUpdate`).
+#[inline(never)]
+fn map_update(
+    mem: Ceiling,
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    u: &MapUpdate,
+) -> ControlFlow<Wait> {
+    match map_update_op(mem, fs, u) {
+        Ok(()) => Continue(()),
+        Err(e) => Break(fail(f, at, e)),
+    }
+}
+
+/// `m[k] op= y`: finds the key once (borrowed from its slot), computes
+/// the new value before changing anything (an op that fails leaves the
+/// map as it was), then stores it at the entry found, or adds the key.
+/// Writes `got` and `new` as the `MapGet` and the op it stands for do.
+fn map_update_op(mem: Ceiling, fs: &mut [Value], u: &MapUpdate) -> Result<(), RuntimeError> {
+    let (index, old, new) = {
+        let Value::Map(m) = &fs[u.x as usize] else {
+            return Err(kind_error("map", &fs[u.x as usize]));
+        };
+        let (index, old) = match m.entries.get_full(&KeyRef(&fs[u.k as usize])) {
+            Some((i, _, v)) => (Some(i), v),
+            None => (None, &u.zero),
+        };
+        let new = update_value(mem, u.op, old, fs)?;
+        (index, dup(old), new)
+    };
+    put(&mut fs[u.got as usize], old);
+    let mut m = take_or_clone(fs, u.x, u.out);
+    let entries = map_mut(mem, &mut m)?;
+    match index.and_then(|i| entries.entries.get_index_mut(i)) {
+        Some((_, v)) => put(v, dup(&new)),
+        None => map_add(mem, entries, fs[u.k as usize].clone(), dup(&new))?,
+    }
+    put(&mut fs[u.new as usize], new);
+    // `take_or_clone` left a scalar there when `x` is `out`.
+    put(&mut fs[u.out as usize], m);
+    Ok(())
+}
+
+/// The op of a `MapUpdate` on the value read, `a`, as the instruction of
+/// the same name computes it.
+fn update_value(
+    mem: Ceiling,
+    op: UpdateOp,
+    a: &Value,
+    fs: &[Value],
+) -> Result<Value, RuntimeError> {
+    Ok(match op {
+        UpdateOp::Int(op, y) => match (a, &fs[y as usize]) {
+            (Value::Int(a), Value::Int(b)) => Value::Int(ops::int_op(op, *a, *b)?),
+            (a, _) => return Err(kind_error("int op", a)),
+        },
+        UpdateOp::IntK(op, k) => match a {
+            Value::Int(a) => Value::Int(ops::int_op(op, *a, k)?),
+            a => return Err(kind_error("int op", a)),
+        },
+        UpdateOp::Float(op, y) => match (a, &fs[y as usize]) {
+            (Value::Float(a), Value::Float(b)) => Value::Float(ops::float_op(op, *a, *b)),
+            (a, _) => return Err(kind_error("float op", a)),
+        },
+        UpdateOp::Concat(y) => match (a, &fs[y as usize]) {
+            (Value::Str(a), Value::Str(b)) => {
+                let n = a.len() + b.len();
+                // The string, then the `Arc` it is copied into.
+                mem.check(2 * n)?;
+                let mut c = Vec::with_capacity(n);
+                c.extend_from_slice(a);
+                c.extend_from_slice(b);
+                Value::Str(Arc::from(c))
+            }
+            (a, _) => return Err(kind_error("concat", a)),
+        },
+    })
 }
 
 fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeError> {
@@ -1157,7 +1257,7 @@ fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeEr
             let Value::Map(m) = &fs[*x as usize] else {
                 return Err(kind_error("map", &fs[*x as usize]));
             };
-            let found = m.entries.get(&Key(fs[*k as usize].clone())).cloned();
+            let found = m.entries.get(&KeyRef(&fs[*k as usize])).cloned();
             let present = found.is_some();
             if let Some(o) = out {
                 fs[*o as usize] = found.unwrap_or_else(|| zero.clone());

@@ -7,20 +7,24 @@
 //! Unlike Go, a float always shows that it is one: `1.0`, not `1`.
 //! Special values: `-0.0`, `NaN`, `+Inf`, `-Inf`.
 
-use std::fmt::Write;
+use std::io::Write;
 
 /// Appends the printed form of `x` to `out`.
-pub fn write_float(out: &mut String, x: f64) {
+pub fn write_float(out: &mut Vec<u8>, x: f64) {
     if x.is_nan() {
-        out.push_str("NaN");
+        out.extend_from_slice(b"NaN");
         return;
     }
     if x.is_infinite() {
-        out.push_str(if x > 0.0 { "+Inf" } else { "-Inf" });
+        out.extend_from_slice(if x > 0.0 { b"+Inf" } else { b"-Inf" });
         return;
     }
     if x == 0.0 {
-        out.push_str(if x.is_sign_negative() { "-0.0" } else { "0.0" });
+        out.extend_from_slice(if x.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
         return;
     }
     let a = x.abs();
@@ -29,37 +33,37 @@ pub fn write_float(out: &mut String, x: f64) {
         // `Display` for f64 never uses an exponent and gives the shortest
         // round-trip digits.
         let _ = write!(out, "{x}");
-        if !out[start..].contains('.') {
-            out.push_str(".0");
+        if !out[start..].contains(&b'.') {
+            out.extend_from_slice(b".0");
         }
         return;
     }
-    let mut s = String::with_capacity(24);
-    let _ = write!(s, "{x:e}");
+    let s = format!("{x:e}");
     // `s` is like "2.5e-7" or "1e21": split mantissa and exponent.
     match s.split_once('e') {
         Some((mant, exp)) => {
-            out.push_str(mant);
-            out.push('e');
+            out.extend_from_slice(mant.as_bytes());
+            out.push(b'e');
             let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
+                Some(d) => (b'-', d),
+                None => (b'+', exp),
             };
             out.push(sign);
             if digits.len() < 2 {
-                out.push('0');
+                out.push(b'0');
             }
-            out.push_str(digits);
+            out.extend_from_slice(digits.as_bytes());
         }
-        None => out.push_str(&s),
+        None => out.extend_from_slice(s.as_bytes()),
     }
 }
 
 /// The printed form of `x` as a new string.
 pub fn format_float(x: f64) -> String {
-    let mut s = String::new();
+    let mut s = Vec::new();
     write_float(&mut s, x);
-    s
+    // ASCII only.
+    String::from_utf8_lossy(&s).into_owned()
 }
 
 #[cfg(test)]

@@ -518,6 +518,7 @@ pub(super) fn const_value(op: &pb::OpDesc, oty: Option<&Ty>) -> Result<Value, Lo
         (A::I(i), _) => Value::Int(*i),
         (A::F(f), _) => Value::Float(*f),
         (A::S(s), _) => Value::str(s),
+        (A::Raw(b), _) => Value::bytes(b),
         (A::B(b), _) => Value::Bool(*b),
         _ => return Err(bad(op, "value is not a scalar".into())),
     })

@@ -29,8 +29,9 @@ impl Output {
         Output::Stdout
     }
 
-    /// Writes one whole line (the caller includes the newline).
-    pub fn write_line(&self, line: &str) {
+    /// Writes one whole line (the caller includes the newline): its bytes
+    /// as they are, UTF-8 or not, as Go writes a string.
+    pub fn write_line(&self, line: &[u8]) {
         match self {
             // `Stdout` is a `LineWriter`: a write that ends in a newline goes
             // to fd 1 at once, without a copy (and the flush finds nothing
@@ -38,10 +39,10 @@ impl Output {
             // program goes on, as Go's print does.
             Output::Stdout => {
                 let mut w = std::io::stdout().lock();
-                let _ = w.write_all(line.as_bytes());
+                let _ = w.write_all(line);
                 let _ = w.flush();
             }
-            Output::Capture(b) => b.lock().extend_from_slice(line.as_bytes()),
+            Output::Capture(b) => b.lock().extend_from_slice(line),
         }
     }
 

@@ -20,8 +20,14 @@
 //!   index, which does all three and jumps to the body or the exit; the
 //!   `Jump` stays for jumps that land on it. With an int `CmpJump` at `TOP`
 //!   (the bound in a variable) → `LoopN`, the same.
+//! - `MapGet(m, k) → g; g op y → n; MapSet(m, k, n)` (what `m[k] op= y`
+//!   and `m[k]++` lower to) → `MapUpdate` at the `MapGet`'s index: one
+//!   lookup of the key instead of two (three for a new key), and no copy
+//!   of a key that is present (docs/performance.md, "Maps: word count").
+//!   It writes `g` and `n` as the three did and goes on after the
+//!   `MapSet`; the op and the `MapSet` stay for jumps that land on them.
 
-use super::code::{CmpKind, CmpOp, Instr, IntOp, Slot};
+use super::code::{CmpKind, CmpOp, Instr, IntOp, MapUpdate, Slot, UpdateOp};
 use super::value::Value;
 
 /// The int constant of each slot of a frame `template` whose slots
@@ -54,6 +60,65 @@ pub(super) fn optimize(code: &mut [Instr], k: &[Option<i64>]) {
             code[p] = new;
         }
     }
+    for p in 0..code.len().saturating_sub(2) {
+        if let Some(new) = fuse_map_update(code, p) {
+            code[p] = new;
+        }
+    }
+}
+
+/// `MapGet; op; MapSet` on one map and key, as one `MapUpdate`.
+fn fuse_map_update(code: &[Instr], p: usize) -> Option<Instr> {
+    let Instr::MapGet {
+        x,
+        k,
+        out: Some(got),
+        ok: None,
+        zero,
+    } = &code[p]
+    else {
+        return None;
+    };
+    let (x, k, got) = (*x, *k, *got);
+    let (op, new) = match code[p + 1] {
+        Instr::Int { op, x: a, y, out } if a == got => (UpdateOp::Int(op, y), out),
+        Instr::AddInt { x: a, y, out } if a == got => (UpdateOp::Int(IntOp::Add, y), out),
+        Instr::AddK { x: a, k, out } if a == got => (UpdateOp::IntK(IntOp::Add, k), out),
+        Instr::IntK { op, x: a, k, out } if a == got => (UpdateOp::IntK(op, k), out),
+        Instr::Float { op, x: a, y, out } if a == got => (UpdateOp::Float(op, y), out),
+        Instr::Concat { x: a, y, out } if a == got => (UpdateOp::Concat(y), out),
+        _ => return None,
+    };
+    let Instr::MapSet {
+        x: sx,
+        k: sk,
+        v,
+        out,
+    } = code[p + 2]
+    else {
+        return None;
+    };
+    // The same map and key, the op's result stored, and no slot of the map
+    // or key written before the `MapSet` reads it.
+    let operand = match op {
+        UpdateOp::Int(_, y) | UpdateOp::Float(_, y) | UpdateOp::Concat(y) => Some(y),
+        UpdateOp::IntK(..) => None,
+    };
+    let clash = [got, new]
+        .iter()
+        .any(|w| *w == x || *w == k || Some(*w) == operand);
+    if sx != x || sk != k || v != new || clash {
+        return None;
+    }
+    Some(Instr::MapUpdate(Box::new(MapUpdate {
+        x,
+        k,
+        out,
+        got,
+        new,
+        zero: zero.clone(),
+        op,
+    })))
 }
 
 fn specialize(ins: &Instr, konst: impl Fn(Slot) -> Option<i64>) -> Option<Instr> {
@@ -301,5 +366,85 @@ mod tests {
                 exit: 3
             }
         ));
+    }
+    fn map_get(x: Slot, k: Slot, out: Slot) -> Instr {
+        Instr::MapGet {
+            x,
+            k,
+            out: Some(out),
+            ok: None,
+            zero: Value::Int(0),
+        }
+    }
+
+    #[test]
+    fn map_read_op_write_fuses() {
+        // m (3) [k (4)] += 7: get → 5, 5 + 7 → 6, set m[k] = 6 → m
+        let mut code = vec![
+            map_get(3, 4, 5),
+            Instr::Int {
+                op: IntOp::Add,
+                x: 5,
+                y: 1,
+                out: 6,
+            },
+            Instr::MapSet {
+                x: 3,
+                k: 4,
+                v: 6,
+                out: 3,
+            },
+            Instr::End,
+        ];
+        let template = vec![Value::Int(0), Value::Int(7), Value::Int(100)];
+        optimize(&mut code, &constants(&template, [1, 2].into_iter()));
+        let Instr::MapUpdate(u) = &code[0] else {
+            panic!("not fused: {:?}", code[0]);
+        };
+        assert_eq!((u.x, u.k, u.out, u.got, u.new), (3, 4, 3, 5, 6));
+        assert!(matches!(u.op, UpdateOp::IntK(IntOp::Add, 7)));
+        // The op and the set stay for jumps that land on them.
+        assert!(matches!(code[1], Instr::AddK { .. }));
+        assert!(matches!(code[2], Instr::MapSet { .. }));
+    }
+
+    #[test]
+    fn map_writes_elsewhere_do_not_fuse() {
+        let op = || Instr::Concat { x: 5, y: 7, out: 6 };
+        let set = |x, k, v| Instr::MapSet { x, k, v, out: x };
+        let cases = [
+            // another key, another map, another value stored
+            vec![map_get(3, 4, 5), op(), set(3, 8, 6)],
+            vec![map_get(3, 4, 5), op(), set(9, 4, 6)],
+            vec![map_get(3, 4, 5), op(), set(3, 4, 7)],
+            // the op does not read what the get wrote
+            vec![
+                map_get(3, 4, 5),
+                Instr::Concat { x: 7, y: 5, out: 6 },
+                set(3, 4, 6),
+            ],
+            // the op writes the key's slot
+            vec![
+                map_get(3, 4, 5),
+                Instr::Concat { x: 5, y: 7, out: 4 },
+                set(3, 4, 4),
+            ],
+            // `v, ok := m[k]`
+            vec![
+                Instr::MapGet {
+                    x: 3,
+                    k: 4,
+                    out: Some(5),
+                    ok: Some(8),
+                    zero: Value::Int(0),
+                },
+                op(),
+                set(3, 4, 6),
+            ],
+        ];
+        for mut code in cases {
+            run(&mut code);
+            assert!(!matches!(code[0], Instr::MapUpdate(_)), "{code:?}");
+        }
     }
 }

@@ -22,8 +22,10 @@
 //!   and a read from one waits only for the disk, as in Go. Standard input
 //!   is reopened through `/proc/self/fd/0` so that making it non-blocking
 //!   does not change the file description the shell shares. A read error
-//!   panics in the reader task, at the `lines` call, with `lines: PATH:
-//!   REASON`. The reader is a task of the run (it takes the next task
+//!   ends the reader: it leaves `lines: PATH: REASON` in the channel
+//!   value's `read_err` and closes the channel, and the receive that finds
+//!   it closed and drained panics with that message, in the receiving
+//!   task at the receive (`ChanVal::closed_error`). The reader is a task of the run (it takes the next task
 //!   number) and blocks in `chan send` when the consumer lags.
 
 use std::fs::File;
@@ -41,7 +43,7 @@ use super::error::RuntimeError;
 use super::lib_ops::{os_path, reason};
 use super::ops::lossy;
 use super::state::Shared;
-use super::value::{ChanVal, Ty, Value, VALUE_BYTES};
+use super::value::{ChanVal, ReadErr, Ty, Value, VALUE_BYTES};
 
 /// What the memory ceiling counts for the channel and timer or reader of
 /// a `tick` or `lines`.
@@ -59,6 +61,7 @@ pub fn tick(sh: &Shared, period: Duration) -> Result<Value, RuntimeError> {
             ch: None,
             elem: sh.int_ty.clone(),
             far: None,
+            read_err: None,
         })));
     }
     sh.mem.check(STREAM_BYTES)?;
@@ -68,6 +71,7 @@ pub fn tick(sh: &Shared, period: Duration) -> Result<Value, RuntimeError> {
         ch: Some(c),
         elem: sh.int_ty.clone(),
         far: None,
+        read_err: None,
     })))
 }
 
@@ -180,11 +184,14 @@ pub fn lines(sh: &Arc<Shared>, path: &[u8], loc: Option<SrcLoc>) -> Result<Value
     // In a controlled run (`weft test`) the reader announces its sends and
     // its close on the channel's number like any task.
     let num = sh.test.as_ref().map(|t| t.chan_number(&c, &loc));
-    runtime::spawn(reader(src, c.clone(), sh.mem, name, loc, num)).map_err(RuntimeError::spawn)?;
+    let err: Arc<ReadErr> = Arc::default();
+    let task = reader(src, c.clone(), err.clone(), sh.mem, name, loc, num);
+    runtime::spawn(task).map_err(RuntimeError::spawn)?;
     Ok(Value::Chan(Box::new(ChanVal {
         ch: Some(c),
         elem: Arc::new(Ty::Str),
         far: None,
+        read_err: Some(err),
     })))
 }
 
@@ -192,6 +199,7 @@ pub fn lines(sh: &Arc<Shared>, path: &[u8], loc: Option<SrcLoc>) -> Result<Value
 async fn reader(
     src: Source,
     c: Chan<Value>,
+    err: Arc<ReadErr>,
     mem: Ceiling,
     name: Box<str>,
     loc: SrcLoc,
@@ -214,7 +222,12 @@ async fn reader(
     while !eof {
         let n = match src.read(&mut buf).await {
             Ok(n) => n,
-            Err(e) => return fail(format!("lines: {name}: {}", reason(&e)), &loc),
+            Err(e) => {
+                // For the receiver that finds the channel closed: set
+                // before the close, which publishes it.
+                let _ = err.set(format!("lines: {name}: {}", reason(&e)).into());
+                break;
+            }
         };
         eof = n == 0;
         pending.extend_from_slice(&buf[..n]);

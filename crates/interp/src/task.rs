@@ -28,7 +28,7 @@ use super::error::{InternalError, RuntimeError};
 use super::exec::{step, TIMER_BYTES};
 use super::state::{mix, site_of, CollWait, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
 use super::tensor_ops;
-use super::value::{CommVal, FarChan, Value};
+use super::value::{closed_error, CommVal, FarChan, Value};
 use super::xproc;
 
 /// What the runtime keeps for a task besides its future (its record, its
@@ -350,10 +350,16 @@ fn recv_done(
     at: usize,
     got: Option<Value>,
 ) -> Result<Option<Box<Tensor>>, Failure> {
-    let Some(Instr::Recv { out, ok, zero, .. }) = st.instr(prog, at) else {
+    let Some(Instr::Recv { ch, out, ok, zero }) = st.instr(prog, at) else {
         let bug = InternalError::LostInstruction("receive");
         return Err(st.failure(prog, at, bug.into()));
     };
+    if got.is_none() {
+        // Closed and drained: a `lines` reader's error?
+        if let Some(e) = st.frame_mut().get(*ch as usize).and_then(closed_error) {
+            return Err(st.failure(prog, at, e));
+        }
+    }
     Ok(complete_recv(st.frame_mut(), *out, *ok, zero, got))
 }
 

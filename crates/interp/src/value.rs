@@ -27,7 +27,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
 use weft_chan::loom::Mutex;
@@ -36,6 +36,7 @@ use weft_coll::Member;
 use weft_mpi::{ChanRef, World};
 use weft_tensor::Tensor;
 
+use super::error::RuntimeError;
 use super::fmt_float::write_float;
 
 /// A run-time type: what a variable holds. Struct types are named and carry
@@ -86,12 +87,43 @@ pub struct StructInfo {
 }
 
 /// A channel value: the channel (None = nil, or another process's), its
-/// element type, and for another process's channel the reference to it.
+/// element type, for another process's channel the reference to it, and
+/// for the channel of a `lines` the error its reader may leave.
 #[derive(Clone)]
 pub struct ChanVal {
     pub ch: Option<Chan<Value>>,
     pub elem: Arc<Ty>,
     pub far: Option<Box<FarChan>>,
+    pub read_err: Option<Arc<ReadErr>>,
+}
+
+/// The read error of a `lines` reader (docs/language.md, "Input and
+/// output"): the reader sets it and then closes the channel, and a receive
+/// that finds the channel closed and drained panics with it instead of
+/// getting the zero value. Only `lines` channels have one, and it is
+/// looked at only on a receive that found the channel closed, so other
+/// channels' receives pay nothing for it.
+pub type ReadErr = OnceLock<Box<str>>;
+
+impl ChanVal {
+    /// The error a receive that found this channel closed panics with,
+    /// if its `lines` reader left one.
+    #[cold]
+    #[inline(never)]
+    pub fn closed_error(&self) -> Option<RuntimeError> {
+        let msg = self.read_err.as_deref()?.get()?;
+        Some(RuntimeError::Builtin(msg.clone()))
+    }
+}
+
+/// `closed_error` of the channel value `v` (`None` for other values).
+#[cold]
+#[inline(never)]
+pub fn closed_error(v: &Value) -> Option<RuntimeError> {
+    match v {
+        Value::Chan(c) => c.closed_error(),
+        _ => None,
+    }
 }
 
 /// The processes of a run started by `mpirun` (docs/distributed.md): this
@@ -196,13 +228,26 @@ pub struct Closure {
 pub type MapHasher = foldhash::fast::RandomState;
 
 /// A map's entries, in insertion order (a deleted entry's place is taken
-/// by the last one, `swap_remove`).
+/// by the last one, `swap_remove`), and whether it is a nil map.
 #[derive(Clone, Default)]
 pub struct MapVal {
     pub entries: IndexMap<Key, Value, MapHasher>,
+    /// A nil map (docs/language.md, "Maps"): a map type's zero value, as
+    /// in Go. It has no entries and reads as empty; writing to it panics
+    /// (`assignment to entry in nil map`); it equals `nil`. `make` and
+    /// literals make maps that are not nil.
+    pub nil: bool,
 }
 
 impl MapVal {
+    /// A nil map value.
+    pub fn nil_value() -> Value {
+        Value::Map(Arc::new(MapVal {
+            entries: IndexMap::default(),
+            nil: true,
+        }))
+    }
+
     /// The entries in printing order: sorted by key with [`key_order`]
     /// (stable), as `print` and `sprintf` write a map.
     pub fn sorted(&self) -> Vec<(&Value, &Value)> {
@@ -239,6 +284,22 @@ impl Hash for Key {
     }
 }
 
+/// A map key borrowed from where it is (a frame slot), to look it up
+/// without cloning it: hashed and compared as [`Key`].
+pub struct KeyRef<'a>(pub &'a Value);
+
+impl Hash for KeyRef<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_value(self.0, h);
+    }
+}
+
+impl indexmap::Equivalent<Key> for KeyRef<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
+        key_eq(self.0, &key.0)
+    }
+}
+
 fn float_key(x: f64) -> u64 {
     if x == 0.0 {
         0
@@ -249,8 +310,11 @@ fn float_key(x: f64) -> u64 {
     }
 }
 
+#[inline]
 fn key_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        // The common key first, without the call into `values_equal`.
+        (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => float_key(*x) == float_key(*y),
         (Value::Struct(x), Value::Struct(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| key_eq(p, q))
@@ -349,16 +413,16 @@ impl Value {
         Value::List(Arc::new(v))
     }
 
-    /// The printed form (docs/language.md, "Printing values"), as `print` and `str(x)` write it.
+    /// The printed form (docs/language.md, "Printing values"), as `print` and `str(x)` write it,
+    /// as text: bytes of strings that are not UTF-8 show as U+FFFD (for
+    /// messages and tests; `print` and `str(x)` keep them, `write_within`).
     pub fn to_display(&self) -> String {
-        let mut s = String::new();
-        self.write_to(&mut s);
-        s
-    }
-
-    /// Appends the printed form to `out`.
-    pub fn write_to(&self, out: &mut String) {
-        self.write_within(out, usize::MAX);
+        let mut b = Vec::new();
+        self.write_within(&mut b, usize::MAX);
+        match String::from_utf8(b) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }
     }
 
     /// Appends the printed form to `out` while `out` stays within `max`
@@ -366,29 +430,31 @@ impl Value {
     /// `max`) when it would not. The printed form of a list can be far
     /// larger than the list (a million references to one long string), so
     /// `print` and `str(x)` bound it by what the memory ceiling leaves.
-    pub fn write_within(&self, out: &mut String, max: usize) -> bool {
-        use std::fmt::Write;
+    /// A string's bytes go out as they are, UTF-8 or not, as Go writes
+    /// them.
+    pub fn write_within(&self, out: &mut Vec<u8>, max: usize) -> bool {
+        use std::io::Write;
         match self {
             Value::Int(i) => {
                 let _ = write!(out, "{i}");
             }
             Value::Float(x) => write_float(out, *x),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
             Value::Str(s) => {
                 if s.len() > max.saturating_sub(out.len()) {
                     return false;
                 }
-                out.push_str(&String::from_utf8_lossy(s))
+                out.extend_from_slice(s)
             }
             Value::List(items) | Value::Struct(items) => {
                 let (open, close) = match self {
-                    Value::List(_) => ('[', ']'),
-                    _ => ('{', '}'),
+                    Value::List(_) => (b'[', b']'),
+                    _ => (b'{', b'}'),
                 };
                 out.push(open);
                 for (i, v) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push(' ');
+                        out.push(b' ');
                     }
                     if !v.write_within(out, max) {
                         return false;
@@ -403,32 +469,32 @@ impl Value {
                 (None, Some(far)) => {
                     let _ = write!(out, "chan {}(cap {})", c.elem, far.r.cap);
                 }
-                (None, None) => out.push_str("nil"),
+                (None, None) => out.extend_from_slice(b"nil"),
             },
             Value::Tensor(t) => {
                 let _ = write!(out, "{t}");
             }
-            Value::Comm(None) => out.push_str("nil"),
+            Value::Comm(None) => out.extend_from_slice(b"nil"),
             Value::Comm(Some(m)) => {
                 let _ = write!(out, "comm(rank {} of {})", m.rank(), m.size());
             }
             Value::Map(m) => {
-                out.push_str("map[");
+                out.extend_from_slice(b"map[");
                 for (i, (k, v)) in m.sorted().into_iter().enumerate() {
                     if i > 0 {
-                        out.push(' ');
+                        out.push(b' ');
                     }
                     if !k.write_within(out, max) {
                         return false;
                     }
-                    out.push(':');
+                    out.push(b':');
                     if !v.write_within(out, max) {
                         return false;
                     }
                 }
-                out.push(']');
+                out.push(b']');
             }
-            Value::Func(f) => out.push_str(if f.is_some() { "func" } else { "nil" }),
+            Value::Func(f) => out.extend_from_slice(if f.is_some() { b"func" } else { b"nil" }),
         }
         out.len() <= max
     }
@@ -467,6 +533,8 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
             Arc::ptr_eq(x, y)
                 || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q)))
         }
+        // maps compare only with nil (the checker's rule)
+        (Value::Map(x), Value::Map(y)) => x.nil && y.nil,
         // func values compare only with nil (the checker's rule)
         (Value::Func(x), Value::Func(y)) => match (x, y) {
             (None, None) => true,
@@ -504,9 +572,10 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
             ch: None,
             elem: e.clone(),
             far: None,
+            read_err: None,
         })),
         Ty::List(_) => Value::list(Vec::new()),
-        Ty::Map(..) => Value::Map(Arc::default()),
+        Ty::Map(..) => MapVal::nil_value(),
         Ty::Func(_) => Value::Func(None),
         Ty::Struct { id, name } => {
             if depth > structs.len() {
@@ -533,6 +602,7 @@ mod tests {
             ch: Some(Chan::new(cap)),
             elem: Arc::new(elem),
             far: None,
+            read_err: None,
         }))
     }
 

@@ -45,6 +45,7 @@ const NIL_COMM: u8 = 9;
 const MAP: u8 = 10;
 const FUNC: u8 = 11;
 const NIL_FUNC: u8 = 12;
+const NIL_MAP: u8 = 13;
 
 /// Values nest no deeper than this on the way in (a guard; both ends run
 /// one program).
@@ -190,6 +191,7 @@ pub fn encode(procs: &Arc<Procs>, v: &Value, out: &mut Payload) -> Result<(), Ru
             CommVal::World(_) => out.push(WORLD),
             CommVal::Group(_) => return Err(RuntimeError::NoCrossing("a comm of a group")),
         },
+        Value::Map(m) if m.nil => out.push(NIL_MAP),
         Value::Map(m) => {
             out.push(MAP);
             u64s(out, m.entries.len());
@@ -323,7 +325,12 @@ impl<'a> Reader<'a> {
                         (None, Some(Box::new(far)))
                     }
                 };
-                Value::Chan(Box::new(ChanVal { ch, elem, far }))
+                Value::Chan(Box::new(ChanVal {
+                    ch,
+                    elem,
+                    far,
+                    read_err: None,
+                }))
             }
             TENSOR => {
                 let nd = self.len()?;
@@ -346,6 +353,7 @@ impl<'a> Reader<'a> {
             }
             WORLD => Value::Comm(Some(Box::new(CommVal::World(procs.clone())))),
             NIL_COMM => Value::Comm(None),
+            NIL_MAP => MapVal::nil_value(),
             MAP => {
                 let n = self.len()?;
                 let mut m = MapVal::default();
@@ -621,6 +629,16 @@ mod tests {
             encode(&p, &Value::Int(2), &mut twice).expect("encodes");
         }
         assert!(decode(&p, twice.as_slice()).is_err());
+        // a nil map stays nil, an empty one stays not nil
+        for v in [MapVal::nil_value(), Value::Map(Arc::default())] {
+            let mut out = Payload::new();
+            encode(&p, &v, &mut out).expect("encodes");
+            let back = decode(&p, out.as_slice()).expect("decodes");
+            let (Value::Map(a), Value::Map(b)) = (&v, &back) else {
+                panic!("not a map: {back:?}")
+            };
+            assert_eq!(a.nil, b.nil);
+        }
     }
 
     #[test]
@@ -660,6 +678,7 @@ mod tests {
             ch: Some(ch.clone()),
             elem: Arc::new(Ty::List(Arc::new(Ty::Int))),
             far: None,
+            read_err: None,
         }));
         let mut out = Payload::new();
         encode(&p, &v, &mut out).expect("encodes");

@@ -219,7 +219,24 @@ fn value(v: Option<&attr::Value>) -> String {
         Some(V::Block(b)) => format!("#{b}"),
         Some(V::Blocks(l)) => list(&l.v, |b| format!("#{b}")),
         Some(V::Type(t)) => format!("type({t})"),
+        Some(V::Raw(b)) => quote_bytes(b),
     }
+}
+
+/// Bytes as a quoted string, as Go's `%q` writes them: a byte that is not
+/// part of UTF-8 as `\xNN`.
+fn quote_bytes(b: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for chunk in b.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            out.extend(c.escape_debug());
+        }
+        for x in chunk.invalid() {
+            let _ = write!(out, "\\x{x:02x}");
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn write_loc(out: &mut String, loc: Option<&SourceLoc>) {

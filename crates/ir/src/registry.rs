@@ -132,7 +132,7 @@ impl fmt::Display for AttrKind {
             AttrKind::Block => "blk",
             AttrKind::Blocks => "blks",
             AttrKind::Type => "ty",
-            AttrKind::Literal => "i/f/s/b",
+            AttrKind::Literal => "i/f/s/b/raw",
         })
     }
 }

@@ -409,7 +409,7 @@ fn attribute_kind_unknown_and_duplicate() {
     });
     rejects(
         &p,
-        "block 1, op 1 (const): attribute \"value\" must be i/f/s/b, got ints",
+        "block 1, op 1 (const): attribute \"value\" must be i/f/s/b/raw, got ints",
     );
     rejects(
         &p,

@@ -306,7 +306,8 @@ pub enum ExprKind {
     /// An integer literal too large for 64 bits.
     BigInt,
     Float(f64),
-    Str(String),
+    /// A string literal's bytes, escapes decoded (`"\xff"` is not UTF-8).
+    Str(Vec<u8>),
     Bool(bool),
     Nil,
     Paren(Box<Expr>),

@@ -426,19 +426,7 @@ fn lex_string(src: &str, i: &mut usize, diags: &mut Diagnostics) {
                 return;
             }
             b'\n' => break,
-            b'\\' => {
-                let at = *i;
-                *i += 1;
-                match b.get(*i) {
-                    Some(b'n' | b't' | b'r' | b'\\' | b'"' | b'0') => *i += 1,
-                    Some(b'\n') | None => {}
-                    Some(_) => {
-                        let ch = src[*i..].chars().next().unwrap_or('?');
-                        *i += ch.len_utf8();
-                        diags.report(Span::new(at, *i), &SyntaxError::UnknownEscape);
-                    }
-                }
-            }
+            b'\\' => *i = lex_escape(src, *i, b'"', diags),
             _ => *i += 1,
         }
     }
@@ -469,41 +457,8 @@ fn lex_char(src: &str, i: &mut usize, diags: &mut Diagnostics) {
             }
             b'\n' => break,
             b'\\' => {
-                let at = *i;
-                *i += 1;
                 count += 1;
-                let digits = match b.get(*i) {
-                    Some(
-                        b'n' | b't' | b'r' | b'\\' | b'\'' | b'"' | b'0' | b'a' | b'b' | b'f'
-                        | b'v',
-                    ) => {
-                        *i += 1;
-                        continue;
-                    }
-                    Some(b'x') => 2,
-                    Some(b'u') => 4,
-                    Some(b'U') => 8,
-                    Some(b'\n') | None => continue,
-                    Some(_) => {
-                        let ch = src[*i..].chars().next().unwrap_or('?');
-                        *i += ch.len_utf8();
-                        diags.report(Span::new(at, *i), &SyntaxError::UnknownEscape);
-                        continue;
-                    }
-                };
-                *i += 1;
-                let hex_end = (*i + digits).min(b.len());
-                let ok = b[*i..hex_end].iter().all(u8::is_ascii_hexdigit)
-                    && hex_end - *i == digits
-                    && escape_value(&src[at..hex_end]).is_some();
-                if !ok {
-                    while *i < b.len() && b[*i].is_ascii_hexdigit() {
-                        *i += 1;
-                    }
-                    diags.report(Span::new(at, *i), &SyntaxError::UnknownEscape);
-                } else {
-                    *i = hex_end;
-                }
+                *i = lex_escape(src, *i, b'\'', diags);
             }
             _ => {
                 let ch = src[*i..].chars().next().unwrap_or('?');
@@ -515,65 +470,164 @@ fn lex_char(src: &str, i: &mut usize, diags: &mut Diagnostics) {
     diags.report(Span::new(start, start + 1), &SyntaxError::RuneNotTerminated);
 }
 
-/// The code point of a `\x`, `\u` or `\U` escape (`text` starts at the
-/// backslash): `\xHH` is a byte value, the others must be a code point
-/// (no surrogates, at most U+10FFFF), as in Go.
-fn escape_value(text: &str) -> Option<u32> {
-    let v = u32::from_str_radix(text.get(2..)?, 16).ok()?;
-    match text.as_bytes().get(1) {
-        Some(b'x') => Some(v),
-        _ => char::from_u32(v).map(|c| c as u32),
+/// Whether `c` is an octal digit.
+fn octal(c: Option<&u8>) -> bool {
+    matches!(c, Some(b'0'..=b'7'))
+}
+
+/// Scans the escape whose backslash is at `at`, in a string (`quote` is
+/// `"`) or character literal (`'`), as Go's scanner does
+/// (docs/language.md, "Lexical rules"): `\a \b \f \n \r \t \v \\`, the
+/// literal's own quote (a character literal also takes `\"`), `\NNN`
+/// (three octal digits, at most 255), `\xHH`, `\uHHHH`, `\UHHHHHHHH`
+/// (a code point: not a surrogate, at most U+10FFFF), and Weft's `\0`
+/// (NUL) where no two more octal digits follow. Reports what is wrong,
+/// spanning the escape to the offending character, and returns where the
+/// escape ends; a character that is not a digit of the escape is left
+/// for the literal (it may be the closing quote).
+fn lex_escape(src: &str, at: usize, quote: u8, diags: &mut Diagnostics) -> usize {
+    let b = src.as_bytes();
+    let mut i = at + 1;
+    let (n, base) = match b.get(i) {
+        // The literal's end: the caller reports it.
+        None | Some(b'\n') => return i,
+        Some(b'a' | b'b' | b'f' | b'n' | b'r' | b't' | b'v' | b'\\') => return i + 1,
+        Some(&c) if c == quote || (quote == b'\'' && c == b'"') => return i + 1,
+        Some(b'0') if !(octal(b.get(i + 1)) && octal(b.get(i + 2))) => return i + 1,
+        Some(b'0'..=b'7') => (3, 8),
+        Some(b'x') => (2, 16),
+        Some(b'u') => (4, 16),
+        Some(b'U') => (8, 16),
+        Some(_) => {
+            let ch = src[i..].chars().next().unwrap_or('?');
+            i += ch.len_utf8();
+            diags.report(Span::new(at, i), &SyntaxError::UnknownEscape);
+            return i;
+        }
+    };
+    if base == 16 {
+        i += 1;
+    }
+    let mut x: u32 = 0;
+    for _ in 0..n {
+        let Some(&c) = b.get(i) else {
+            return i;
+        };
+        match (c as char).to_digit(base) {
+            Some(d) => {
+                x = x.wrapping_mul(base).wrapping_add(d);
+                i += 1;
+            }
+            None => {
+                let ch = src[i..].chars().next().unwrap_or('?');
+                let base = if base == 8 { "octal" } else { "hexadecimal" };
+                let end = if c == b'\n' { i } else { i + ch.len_utf8() };
+                diags.report(Span::new(at, end), &SyntaxError::EscapeDigit { ch, base });
+                return i;
+            }
+        }
+    }
+    if base == 8 && x > 255 {
+        diags.report(
+            Span::new(at, i),
+            &SyntaxError::OctalEscapeTooLarge { value: x },
+        );
+    } else if n > 2 && char::from_u32(x).is_none() {
+        diags.report(
+            Span::new(at, i),
+            &SyntaxError::EscapeNotCodePoint { value: x },
+        );
+    }
+    i
+}
+
+/// What one escape stands for: a byte (`\xHH`, `\NNN`) or a character.
+enum Escape {
+    Byte(u8),
+    Char(u32),
+}
+
+/// The escape at the start of `s` (just after its backslash) and its
+/// length. Errors were already reported; an unknown escape reads as its
+/// character, a `\x`, `\u` or `\U` without its digits as 0.
+fn escape(s: &str) -> (Escape, usize) {
+    let digits = |n: usize, radix: u32| {
+        s.get(1..1 + n)
+            .filter(|d| d.bytes().all(|c| (c as char).is_digit(radix)))
+            .and_then(|d| u32::from_str_radix(d, radix).ok())
+    };
+    let octal3 = s
+        .get(..3)
+        .filter(|d| d.bytes().all(|c| matches!(c, b'0'..=b'7')))
+        .and_then(|d| u32::from_str_radix(d, 8).ok());
+    let simple = |c: char| (Escape::Char(c as u32), 1);
+    match s.chars().next() {
+        None => (Escape::Char(0), 0),
+        Some('n') => simple('\n'),
+        Some('t') => simple('\t'),
+        Some('r') => simple('\r'),
+        Some('a') => simple('\u{7}'),
+        Some('b') => simple('\u{8}'),
+        Some('f') => simple('\u{c}'),
+        Some('v') => simple('\u{b}'),
+        Some('0'..='7') if octal3.is_some() => {
+            (Escape::Byte(octal3.unwrap_or(0).min(255) as u8), 3)
+        }
+        Some('0') => simple('\0'),
+        Some('x') => match digits(2, 16) {
+            Some(v) => (Escape::Byte(v as u8), 3),
+            None => (Escape::Char(0), 1),
+        },
+        Some('u') => match digits(4, 16) {
+            Some(v) => (Escape::Char(v), 5),
+            None => (Escape::Char(0), 1),
+        },
+        Some('U') => match digits(8, 16) {
+            Some(v) => (Escape::Char(v), 9),
+            None => (Escape::Char(0), 1),
+        },
+        Some(c) => (Escape::Char(c as u32), c.len_utf8()),
     }
 }
 
 /// The value of a character literal token (quotes included in `text`):
-/// the code point of its one character or escape. Errors were already
-/// reported; a malformed literal reads as 0.
+/// the code point of its one character or escape (`'\xff'` and `'\377'`
+/// are 255). Errors were already reported; a malformed literal reads as 0.
 pub fn char_value(text: &str) -> u64 {
     let inner = text.strip_prefix('\'').unwrap_or(text);
     let inner = inner.strip_suffix('\'').unwrap_or(inner);
-    let mut chars = inner.chars();
-    let v = match chars.next() {
-        Some('\\') => match chars.next() {
-            Some('n') => '\n' as u32,
-            Some('t') => '\t' as u32,
-            Some('r') => '\r' as u32,
-            Some('0') => 0,
-            Some('a') => 7,
-            Some('b') => 8,
-            Some('f') => 12,
-            Some('v') => 11,
-            Some('x' | 'u' | 'U') => escape_value(inner).unwrap_or(0),
-            Some(o) => o as u32,
-            None => 0,
+    let v = match inner.strip_prefix('\\') {
+        Some(esc) => match escape(esc).0 {
+            Escape::Byte(b) => u32::from(b),
+            Escape::Char(c) => char::from_u32(c).map_or(0, |_| c),
         },
-        Some(c) => c as u32,
-        None => 0,
+        None => inner.chars().next().map_or(0, |c| c as u32),
     };
-    v as u64
+    u64::from(v)
 }
 
-/// The value of a string literal token (quotes included in `text`).
-/// Unknown escapes were already reported; they decode as themselves.
-pub fn unquote(text: &str) -> String {
+/// The bytes of a string literal token (quotes included in `text`): a
+/// `\xHH` or octal escape is that byte (so the string may not be UTF-8,
+/// as in Go), `\uHHHH` and `\UHHHHHHHH` the character's UTF-8. Unknown
+/// escapes were already reported; they decode as themselves.
+pub fn unquote(text: &str) -> Vec<u8> {
     let inner = text.strip_prefix('"').unwrap_or(text);
     let inner = inner.strip_suffix('"').unwrap_or(inner);
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
+    let mut out = Vec::with_capacity(inner.len());
+    let mut rest = inner;
+    while let Some(k) = rest.find('\\') {
+        out.extend_from_slice(&rest.as_bytes()[..k]);
+        let (e, n) = escape(&rest[k + 1..]);
+        match e {
+            Escape::Byte(b) => out.push(b),
+            Escape::Char(c) => {
+                let c = char::from_u32(c).unwrap_or('\u{fffd}');
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            }
         }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('0') => out.push('\0'),
-            Some(o) => out.push(o),
-            None => {}
-        }
+        rest = rest.get(k + 1 + n..).unwrap_or("");
     }
+    out.extend_from_slice(rest.as_bytes());
     out
 }
 
@@ -614,7 +668,46 @@ mod tests {
 
     #[test]
     fn strings_unquote() {
-        assert_eq!(unquote(r#""a\tb\n\"\\\0""#), "a\tb\n\"\\\0");
+        assert_eq!(unquote(r#""a\tb\n\"\\\0""#), b"a\tb\n\"\\\0");
+        assert_eq!(
+            unquote(r#""\x41\101\u00e9\U0001F600\xff\377\012\0x""#),
+            "AA\u{e9}\u{1F600}"
+                .bytes()
+                .chain(*b"\xff\xff\n\0x")
+                .collect::<Vec<u8>>()
+        );
+        for (lit, v) in [
+            (r"'\x41'", 65),
+            (r"'\101'", 65),
+            (r"'\377'", 255),
+            (r"'\u00e9'", 0xe9),
+            (r"'\U0001F600'", 0x1F600),
+            (r"'\''", 39),
+            (r"'\v'", 11),
+            (r"'\0'", 0),
+            ("'é'", 0xe9),
+        ] {
+            assert_eq!(char_value(lit), v, "{lit}");
+        }
+    }
+
+    #[test]
+    fn bad_escapes_are_reported_at_their_backslash() {
+        for (src, at) in [
+            (r#""ab\x4g""#, 3),
+            (r#""\400""#, 1),
+            (r#""\uD800""#, 1),
+            (r#""\U00110000""#, 1),
+            (r#""\9""#, 1),
+            (r#""\'""#, 1),
+            (r#""\12""#, 1),
+        ] {
+            let mut d = Diagnostics::new("t");
+            lex(src, &mut d);
+            assert_eq!(d.len(), 1, "{src}: {d:?}");
+            let got = format!("{d:?}");
+            assert!(got.contains(&format!("start: {at}")), "{src}: {got}");
+        }
     }
 
     #[test]

@@ -35,6 +35,27 @@ pub enum SyntaxError {
     /// A backslash escape the language does not have.
     #[error("unknown escape sequence")]
     UnknownEscape,
+    /// A character that is not a digit where an octal (`\101`) or
+    /// hexadecimal (`\x41`, `\u00e9`) escape needs one (Go's words).
+    #[error("invalid character {ch:?} in {base} escape")]
+    EscapeDigit {
+        /// The character.
+        ch: char,
+        /// `octal` or `hexadecimal`.
+        base: &'static str,
+    },
+    /// An octal escape above `\377`.
+    #[error("octal escape value {value} > 255")]
+    OctalEscapeTooLarge {
+        /// Its value.
+        value: u32,
+    },
+    /// A `\u` or `\U` escape that is a surrogate or above U+10FFFF.
+    #[error("escape is invalid Unicode code point U+{value:04X}")]
+    EscapeNotCodePoint {
+        /// Its value.
+        value: u32,
+    },
     /// A string literal that reaches the end of its line.
     #[error("string literal not terminated")]
     StringNotTerminated,
@@ -158,7 +179,9 @@ impl Message for SyntaxError {
     fn help(&self) -> Option<String> {
         use SyntaxError::*;
         let help = match self {
-            UnknownEscape => "escapes are \\n \\t \\r \\\\ \\\" \\0",
+            UnknownEscape => {
+                "escapes are \\n \\t \\r \\\\ \\\" \\0 \\a \\b \\f \\v \\NNN \\xHH \\uHHHH \\UHHHHHHHH"
+            }
             TopLevelVar => {
                 "tasks share nothing but channels; declare the variable inside a function"
             }
@@ -231,10 +254,13 @@ mod tests {
             RuneNotTerminated => 36,
             RuneEmpty => 37,
             RuneTooLong => 38,
+            EscapeDigit { .. } => 39,
+            OctalEscapeTooLarge { .. } => 40,
+            EscapeNotCodePoint { .. } => 41,
         }
     }
 
-    const VARIANTS: usize = 39;
+    const VARIANTS: usize = 42;
 
     fn one_of_each() -> Vec<SyntaxError> {
         use SyntaxError::*;
@@ -289,6 +315,12 @@ mod tests {
             RuneNotTerminated,
             RuneEmpty,
             RuneTooLong,
+            EscapeDigit {
+                ch: 'g',
+                base: "hexadecimal",
+            },
+            OctalEscapeTooLarge { value: 400 },
+            EscapeNotCodePoint { value: 0xD800 },
         ]
     }
 
@@ -317,7 +349,19 @@ mod tests {
         );
         assert_eq!(
             SyntaxError::UnknownEscape.help().as_deref(),
-            Some(r#"escapes are \n \t \r \\ \" \0"#)
+            Some(r#"escapes are \n \t \r \\ \" \0 \a \b \f \v \NNN \xHH \uHHHH \UHHHHHHHH"#)
+        );
+        assert_eq!(
+            SyntaxError::EscapeDigit {
+                ch: 'g',
+                base: "hexadecimal"
+            }
+            .to_string(),
+            "invalid character 'g' in hexadecimal escape"
+        );
+        assert_eq!(
+            SyntaxError::EscapeNotCodePoint { value: 0xD800 }.to_string(),
+            "escape is invalid Unicode code point U+D800"
         );
     }
 }

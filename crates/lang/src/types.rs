@@ -83,10 +83,10 @@ impl Ty {
         )
     }
 
-    /// Whether `nil` is a value of this type (channels, comms and func
-    /// values).
+    /// Whether `nil` is a value of this type (channels, comms, func values
+    /// and maps).
     pub fn is_nilable(&self) -> bool {
-        matches!(self, Ty::Chan(_) | Ty::Comm | Ty::Func(_))
+        matches!(self, Ty::Chan(_) | Ty::Comm | Ty::Func(_) | Ty::Map(..))
     }
 
     pub fn is_invalid(&self) -> bool {
@@ -247,7 +247,8 @@ pub enum ConstVal {
     /// Exact; its float64 value is `as_f64`.
     Float(Rat),
     Bool(bool),
-    Str(Arc<str>),
+    /// A string's bytes (UTF-8 or not: `"\xff"`).
+    Str(Arc<[u8]>),
 }
 
 impl ConstVal {
@@ -325,7 +326,7 @@ impl fmt::Display for ConstVal {
             ConstVal::Int(v) => write!(f, "{v}"),
             ConstVal::Float(_) => write!(f, "{:?}", self.as_f64().unwrap_or(f64::NAN)),
             ConstVal::Bool(v) => write!(f, "{v}"),
-            ConstVal::Str(v) => write!(f, "{v:?}"),
+            ConstVal::Str(v) => write!(f, "{:?}", String::from_utf8_lossy(v)),
         }
     }
 }

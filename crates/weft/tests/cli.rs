@@ -15,7 +15,8 @@
 //! - printed lines reach a pipe or a file as they are printed, a run killed
 //!   by SIGKILL loses none, and a panic or deadlock report follows the last
 //!   line;
-//! - `sum` of an empty tensor prints `0.0`.
+//! - `sum` of an empty tensor prints `0.0`;
+//! - a string's bytes are printed as they are, UTF-8 or not.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -470,6 +471,28 @@ fn sum_of_an_empty_tensor_prints_zero() {
     let out = weft().arg("run").arg(&file).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "0.0 NaN 0.0\ntensor[2]@cpu\n0.0\n");
+}
+
+/// A string holding bytes that are not UTF-8 (here half of `é`, `\xc3`)
+/// is written as it is, as Go writes it: by `print`, inside a list, struct
+/// or map, by `str(x)`, `+` and `sprintf`'s `%s` and `%v` (`%q` and `%x`
+/// show the byte).
+#[test]
+fn print_writes_the_bytes_of_a_string_as_they_are() {
+    let file = tmp("raw-bytes.weft");
+    fs::write(
+        &file,
+        "type P struct {\n\ts string\n}\n\nfunc main() {\n\te := \"\u{e9}\"\n\tb := e[0:1]\n\ts := \"a\" + b + \"b\"\n\
+         \tprint(s, len(s))\n\tprint([]string{s, b}, P{s}, map[string]int{s: 1})\n\
+         \tprint(str([]string{s}) + str(1))\n\tprint(b + e[1:2])\n\
+         \tprint(sprintf(\"%s|%v|%5s|%q|%x\", s, []string{s}, b, s, s))\n}\n",
+    )
+    .unwrap();
+    let out = weft().arg("run").arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let want: &[u8] = b"a\xc3b 3\n[a\xc3b \xc3] {a\xc3b} map[a\xc3b:1]\n[a\xc3b]1\n\xc3\xa9\n\
+        a\xc3b|[a\xc3b]|    \xc3|\"a\\xc3b\"|61c362\n";
+    assert_eq!(out.stdout, want, "{:?}", text(&out.stdout));
 }
 
 /// A `weft run` child that is killed when dropped, so a failing test

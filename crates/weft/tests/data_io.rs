@@ -199,3 +199,52 @@ fn a_killed_program_has_written_every_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A read error of `lines` (a directory opens and its first read fails)
+/// panics in the task that receives next, at its receive, however the
+/// receive finds the channel closed: already closed (the reader ran first),
+/// while it waits, in a `select`, and with `v, ok :=` as with a plain
+/// receive.
+#[test]
+fn a_read_error_of_lines_panics_in_the_receiver() {
+    let dir = temp_dir("read-error");
+    let cases = [
+        // Closed before the receive: the reader has long finished.
+        (
+            "closed",
+            "\tc := lines(\"/\")\n\tsleep(50)\n\tl := <-c\n",
+            "4:7",
+        ),
+        // Waiting when the reader closes (one worker: main runs first).
+        ("waiting", "\tc := lines(\"/\")\n\tl, ok := <-c\n", "3:11"),
+        (
+            "select",
+            "\tc := lines(\"/\")\n\tselect {\n\tcase l := <-c:\n\t\tprint(l)\n\t}\n",
+            "4:2",
+        ),
+    ];
+    for (name, body, at) in cases {
+        let prog = dir.join(format!("{name}.weft"));
+        std::fs::write(
+            &prog,
+            format!("func main() {{\n{body}\tprint(\"never\")\n}}\n"),
+        )
+        .unwrap();
+        let out = weft()
+            .args(["run", "--workers", "1"])
+            .arg(&prog)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{name}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "panic: lines: /: is a directory\n    at {}:{at} (task 1)\n",
+                prog.display()
+            ),
+            "{name}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -50,7 +50,8 @@ fn run_one(path: &Path, workers: usize) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     let rep = render_outcome(&r.outcome);
-    let out = String::from_utf8(r.output).map_err(|e| e.to_string())?;
+    // Bytes: a string's bytes are printed as they are, UTF-8 or not.
+    let out = r.output;
     let out_path = path.with_extension("out");
     let err_path = path.with_extension("err");
     if workers == 1 && std::env::var_os("WEFT_BLESS").is_some() {
@@ -61,12 +62,13 @@ fn run_one(path: &Path, workers: usize) -> Result<(), String> {
             fs::write(&err_path, &rep.stderr).map_err(|e| e.to_string())?;
         }
     }
-    let want_out =
-        fs::read_to_string(&out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
+    let want_out = fs::read(&out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
     let want_err = fs::read_to_string(&err_path).unwrap_or_default();
     if out != want_out {
         return Err(format!(
-            "stdout differs:\n--- want\n{want_out}--- got\n{out}"
+            "stdout differs:\n--- want\n{}--- got\n{}",
+            String::from_utf8_lossy(&want_out),
+            String::from_utf8_lossy(&out)
         ));
     }
     if rep.stderr != want_err {

@@ -154,7 +154,7 @@ pub struct OpVar {
 pub struct Attr {
     #[prost(string, tag = "1")]
     pub name: ::prost::alloc::string::String,
-    #[prost(oneof = "attr::Value", tags = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12")]
+    #[prost(oneof = "attr::Value", tags = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13")]
     pub value: ::core::option::Option<attr::Value>,
 }
 /// Nested message and enum types in `Attr`.
@@ -185,6 +185,10 @@ pub mod attr {
         Blocks(super::Ints),
         #[prost(message, tag = "12")]
         Type(super::Type),
+        /// A string constant's bytes when they are not UTF-8 (`s` holds only
+        /// UTF-8): `const`'s value for a literal such as "\xff".
+        #[prost(bytes, tag = "13")]
+        Raw(::prost::alloc::vec::Vec<u8>),
     }
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

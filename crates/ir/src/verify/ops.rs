@@ -368,7 +368,10 @@ fn kind_fits(kind: AttrKind, v: &attr::Value) -> bool {
             | (AttrKind::Block, V::Block(_))
             | (AttrKind::Blocks, V::Blocks(_))
             | (AttrKind::Type, V::Type(_))
-            | (AttrKind::Literal, V::I(_) | V::F(_) | V::S(_) | V::B(_))
+            | (
+                AttrKind::Literal,
+                V::I(_) | V::F(_) | V::S(_) | V::B(_) | V::Raw(_)
+            )
     )
 }
 
@@ -388,6 +391,7 @@ pub(crate) fn value_kind(v: Option<&attr::Value>) -> &'static str {
         Some(V::Block(_)) => "blk",
         Some(V::Blocks(_)) => "blks",
         Some(V::Type(_)) => "ty",
+        Some(V::Raw(_)) => "raw",
     }
 }
 

@@ -208,7 +208,7 @@ impl Rules<'_, '_> {
         let (fits, lit) = match v {
             attr::Value::I(_) => (t.is_int(), "an int"),
             attr::Value::F(_) => (t.is_float(), "a float"),
-            attr::Value::S(_) => (t.is_string(), "a string"),
+            attr::Value::S(_) | attr::Value::Raw(_) => (t.is_string(), "a string"),
             attr::Value::B(_) => (t.is_bool(), "a bool"),
             _ => return,
         };
@@ -274,11 +274,13 @@ impl Rules<'_, '_> {
         let mut todo = vec![t];
         let mut seen = std::collections::HashSet::new();
         while let Some(t) = todo.pop() {
-            // A func value compares only with nil (the checker's rule).
+            // A func value or a map compares only with nil (the checker's
+            // rule).
             if t.scalar_kind().is_some()
                 || t.chan_elem().is_some()
                 || t.is_comm()
                 || t.func_type().is_some()
+                || t.map_kv().is_some()
             {
                 continue;
             }

@@ -284,7 +284,7 @@ pub(crate) fn fold(op: BinOp, a: &ConstVal, b: &ConstVal) -> Option<ConstVal> {
             _ => return None,
         })),
         (ConstVal::Str(x), ConstVal::Str(y)) if op == BinOp::Add => {
-            Some(ConstVal::Str(format!("{x}{y}").into()))
+            Some(ConstVal::Str([&x[..], &y[..]].concat().into()))
         }
         // Exact (docs/language.md, "Constants"): rationals, bounded by
         // `MAX_CONST_BITS` (float64's range applies when the constant

@@ -896,11 +896,13 @@ pub enum CheckError {
         /// The variable.
         name: String,
     },
-    /// `f == g` of two func values.
-    #[error("invalid operation: {expr} (func can only be compared to nil)")]
+    /// `f == g` of two func values, or `m == n` of two maps.
+    #[error("invalid operation: {expr} ({kind} can only be compared to nil)")]
     FuncCompare {
         /// The comparison.
         expr: String,
+        /// `func` or `map`.
+        kind: &'static str,
     },
     /// `defer` of a builtin whose result would be discarded.
     #[error("defer discards result of {name}(...)")]
@@ -1345,7 +1347,10 @@ mod tests {
             },
             DuplicateMapKey { key: s("\"a\"") },
             AssignCapturedInFunc { name: s("n") },
-            FuncCompare { expr: s("f == g") },
+            FuncCompare {
+                expr: s("f == g"),
+                kind: "func",
+            },
             DeferBuiltin { name: s("len") },
             ReduceArgType {
                 expr: s("names"),

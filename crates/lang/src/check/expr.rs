@@ -125,7 +125,7 @@ impl<'a> Checker<'a> {
             }
             ExprKind::Str(s) => Operand {
                 ty: Ty::UntypedStr,
-                val: Some(ConstVal::Str(s.as_str().into())),
+                val: Some(ConstVal::Str(s.as_slice().into())),
             },
             ExprKind::Bool(b) => Operand {
                 ty: Ty::UntypedBool,
@@ -469,11 +469,16 @@ impl<'a> Checker<'a> {
                     );
                     return Operand::invalid();
                 }
-                if is_eq && matches!(ty, Ty::Func(_)) {
-                    // a func value compares only with nil
+                if is_eq && matches!(ty, Ty::Func(_) | Ty::Map(..)) {
+                    // a func value or a map compares only with nil
                     if !nil_side {
                         let err = CheckError::FuncCompare {
                             expr: self.text(e.span),
+                            kind: if matches!(ty, Ty::Map(..)) {
+                                "map"
+                            } else {
+                                "func"
+                            },
                         };
                         self.error(e.span, err);
                         return Operand::invalid();

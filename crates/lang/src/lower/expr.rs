@@ -9,6 +9,7 @@ use super::{pbty, Lowerer, Op};
 use crate::ast::*;
 use crate::check::{Builtin, Res};
 use crate::types::{ConstVal, Ty};
+use weft_ir::pb::attr;
 use weft_ir::registry;
 
 fn binop_name(op: BinOp) -> &'static str {
@@ -186,7 +187,11 @@ impl<'a> Lowerer<'a> {
             (ConstVal::Float(_), Ty::Int) => op.attr("value", v.as_f64().unwrap_or(0.0) as i64),
             (ConstVal::Float(_), _) => op.attr("value", v.as_f64().unwrap_or(0.0)),
             (ConstVal::Bool(b), _) => op.attr("value", *b),
-            (ConstVal::Str(s), _) => op.attr("value", s.to_string()),
+            // `s` holds UTF-8 only: other bytes go as `raw` (docs/ir.md).
+            (ConstVal::Str(s), _) => match std::str::from_utf8(s) {
+                Ok(text) => op.attr("value", text),
+                Err(_) => op.attr("value", attr::Value::Raw(s.to_vec())),
+            },
         };
         self.emit(op);
         out

@@ -91,7 +91,7 @@ fn expr(e: &Expr) -> String {
         ExprKind::Int(v) => v.to_string(),
         ExprKind::BigInt => "<bigint>".into(),
         ExprKind::Float(v) => format!("{v:?}"),
-        ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::Str(s) => format!("{:?}", String::from_utf8_lossy(s)),
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Nil => "nil".into(),
         ExprKind::Paren(x) => format!("(paren {})", expr(x)),
