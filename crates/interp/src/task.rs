@@ -127,6 +127,10 @@ async fn run_task(
         // queued in `slot`, a sleep, a kernel.
         let waits = slot.waits();
         let mut parked = false;
+        // A received tensor whose values the task must wait for, and the
+        // instruction that received it: awaited in one place below, so the
+        // task's future holds that wait's state once, not once per arm.
+        let mut ready: Option<(Box<Tensor>, usize)> = None;
         match step(&sh, &mut st) {
             Wait::End(end) => return end,
             Wait::Fail(f) => return sh.end_failed(f),
@@ -143,12 +147,7 @@ async fn run_task(
             // ordinary task's future stays as small as without them.
             Wait::Point { at } => match Box::pin(control::point(&sh, &mut st, at, &mut slot)).await
             {
-                Ok(None) => {}
-                Ok(Some(t)) => {
-                    if let Err(e) = wait_ready(&t).await {
-                        return sh.end_failed(st.failure(prog, at + 1, e));
-                    }
-                }
+                Ok(t) => ready = t.map(|t| (t, at + 1)),
                 Err(f) => return sh.end_failed(f),
             },
             Wait::Nil { at } => {
@@ -176,12 +175,7 @@ async fn run_task(
                 let got = c.recv_in(&mut slot).await;
                 runtime::clear_wait();
                 match recv_done(&mut st, prog, at, got) {
-                    Ok(None) => {}
-                    Ok(Some(t)) => {
-                        if let Err(e) = wait_ready(&t).await {
-                            return sh.end_failed(st.failure(prog, at, e));
-                        }
-                    }
+                    Ok(t) => ready = t.map(|t| (t, at)),
                     Err(f) => return sh.end_failed(f),
                 }
             }
@@ -216,11 +210,7 @@ async fn run_task(
                 match complete_select(st.frame_mut(), f, at, cases, chosen) {
                     Ok((target, pending)) => {
                         st.pc = target;
-                        if let Some(t) = pending {
-                            if let Err(e) = wait_ready(&t).await {
-                                return sh.end_failed(Failure::at(Some(f), at, e));
-                            }
-                        }
+                        ready = pending.map(|t| (t, at));
                     }
                     Err(f) => return sh.end_failed(f),
                 }
@@ -234,11 +224,7 @@ async fn run_task(
                 parked = true;
                 runtime::clear_wait();
             }
-            Wait::Ready { t, at } => {
-                if let Err(e) = wait_ready(&t).await {
-                    return sh.end_failed(st.failure(prog, at, e));
-                }
-            }
+            Wait::Ready { t, at } => ready = Some((t, at)),
             Wait::Tensor { op, args, at } => {
                 // A compute pool thread or a device will wake this task: the
                 // run is not deadlocked while it waits.
@@ -283,12 +269,7 @@ async fn run_task(
                     Err(e) => return sh.end_failed(st.failure(prog, at, e)),
                 };
                 match recv_done(&mut st, prog, at, got) {
-                    Ok(Some(t)) => {
-                        if let Err(e) = wait_ready(&t).await {
-                            return sh.end_failed(st.failure(prog, at, e));
-                        }
-                    }
-                    Ok(None) => {}
+                    Ok(t) => ready = t.map(|t| (t, at)),
                     Err(f) => return sh.end_failed(f),
                 }
             }
@@ -309,6 +290,11 @@ async fn run_task(
                 if let Err(f) = Box::pin(collective(&sh, &mut st, *call, at)).await {
                     return sh.end_failed(f);
                 }
+            }
+        }
+        if let Some((t, at)) = ready {
+            if let Err(e) = wait_ready(&t).await {
+                return sh.end_failed(st.failure(prog, at, e));
             }
         }
         if parked || slot.waits() != waits {
