@@ -182,10 +182,7 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     if !task.state.start_running() {
         return;
     }
-    let Some((task, res, wait)) = poll_running(ctx, task) else {
-        return;
-    };
-    match res {
+    poll_running_then(ctx, task, |task, res, wait| match res {
         Poll::Pending => {
             if stop_pending(shared, &task, wait) {
                 // Woken during its own poll (yield_now): back of the queue.
@@ -208,7 +205,7 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
                 TaskEnd::Exit(code) => shared.finish(RunOutcome::Exit(code)),
             }
         }
-    }
+    });
 }
 
 /// After a poll of `task` that returned `Pending`, with the wait word `wait`
@@ -235,6 +232,18 @@ pub(crate) fn stop_pending(shared: &Shared, task: &Arc<Task>, wait: u64) -> bool
 /// by the worker loop and the controlled executor (`control.rs`).
 #[inline(always)]
 pub(crate) fn poll_running(ctx: &Ctx, task: Arc<Task>) -> Option<(Arc<Task>, Poll<TaskEnd>, u64)> {
+    poll_running_then(ctx, task, |task, res, wait| (task, res, wait))
+}
+
+/// `poll_running`, handing the task, the poll's result and the wait word
+/// to `then` where they are made: the worker loop's hot path, which so
+/// never moves a `Poll<TaskEnd>` out of a returned tuple.
+#[inline(always)]
+pub(crate) fn poll_running_then<R>(
+    ctx: &Ctx,
+    task: Arc<Task>,
+    then: impl FnOnce(Arc<Task>, Poll<TaskEnd>, u64) -> R,
+) -> Option<R> {
     let shared = &ctx.shared;
     ctx.budget.set(PREEMPT_BUDGET);
     let t0 = if ctx.trace.is_some() {
@@ -283,7 +292,7 @@ pub(crate) fn poll_running(ctx: &Ctx, task: Arc<Task>) -> Option<(Arc<Task>, Pol
     let task = ctx.current.borrow_mut().take()?;
     let wait = ctx.wait.replace(0);
     ctx.trace_event("run".into(), "run", t0, id);
-    Some((task, res, wait))
+    Some(then(task, res, wait))
 }
 
 fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
