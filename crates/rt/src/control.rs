@@ -57,6 +57,19 @@ use super::worker::{poll_running, stop_pending};
 use crate::loom::{fence, AtomicU8, Ordering};
 use crate::netpoll::{Driver, NO_DEADLINE};
 
+/// Every blocked task of the run, as leaks (in task order).
+fn blocked_leaks(shared: &Shared) -> Vec<Leak> {
+    shared
+        .blocked_tasks()
+        .into_iter()
+        .map(|b| Leak {
+            task: b.task,
+            kind: Some(b.kind),
+            loc: b.loc,
+        })
+        .collect()
+}
+
 /// Limits of one controlled run.
 #[derive(Clone, Debug)]
 pub struct ControlConfig {
@@ -549,15 +562,7 @@ impl Exec<'_> {
         if !self.main_done {
             return Some(ControlEnd::Deadlock(shared.blocked_tasks()));
         }
-        let leaked: Vec<Leak> = shared
-            .blocked_tasks()
-            .into_iter()
-            .map(|b| Leak {
-                task: b.task,
-                kind: Some(b.kind),
-                loc: b.loc,
-            })
-            .collect();
+        let leaked = blocked_leaks(&shared);
         if leaked.is_empty() && shared.live.load(Ordering::Relaxed) == 0 {
             return Some(ControlEnd::Passed);
         }
@@ -590,15 +595,7 @@ impl Exec<'_> {
     /// The step budget ran out: every task still there is leaked.
     fn out_of_steps(&mut self) -> ControlEnd {
         let shared = &self.ctx.shared;
-        let mut leaked: Vec<Leak> = shared
-            .blocked_tasks()
-            .into_iter()
-            .map(|b| Leak {
-                task: b.task,
-                kind: Some(b.kind),
-                loc: b.loc,
-            })
-            .collect();
+        let mut leaked = blocked_leaks(shared);
         for r in &self.ready {
             leaked.retain(|l| l.task != r.task);
             leaked.push(Leak {

@@ -156,30 +156,27 @@ impl Chooser for Pct {
     }
 }
 
-/// Select-case enforcement (GFuzz's idea) over the ordinary order.
-pub struct SelectEnforce {
-    rng: fastrand::Rng,
-}
+/// Select-case enforcement (GFuzz's idea) over the ordinary order: a
+/// preferred case drawn for every `select` of more than one case.
+pub struct SelectEnforce(Ordinary);
 
 impl SelectEnforce {
     pub fn new(seed: u64) -> SelectEnforce {
-        SelectEnforce {
-            rng: fastrand::Rng::with_seed(seed),
-        }
+        SelectEnforce(Ordinary::new(seed))
     }
 }
 
 impl Chooser for SelectEnforce {
     fn pick_task(&mut self, p: &SchedPoint<'_>) -> Option<usize> {
-        Some(p.default_choice())
+        self.0.pick_task(p)
     }
-    fn pick(&mut self, _: PickKind, n: usize) -> usize {
-        self.rng.usize(..n.max(1))
+    fn pick(&mut self, what: PickKind, n: usize) -> usize {
+        self.0.pick(what, n)
     }
     fn word(&mut self) -> u64 {
-        self.rng.u64(..)
+        self.0.word()
     }
     fn prefer_case(&mut self, n: usize) -> Option<usize> {
-        (n > 1).then(|| self.rng.usize(..n))
+        (n > 1).then(|| self.0.rng.usize(..n))
     }
 }
