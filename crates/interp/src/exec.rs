@@ -282,12 +282,12 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     None => break 'run nil_or_far(fs, *ch, None, at),
                     Some(c) => match c.try_recv() {
                         Ok(v) => Some(v),
-                        // Empty: wait. Closed and drained: `run_task`
-                        // completes it (`recv_done`, which also looks for a
-                        // `lines` reader's error), out of this path.
-                        Err(TryRecvError::Empty | TryRecvError::Closed) => {
-                            break 'run Wait::Recv { ch: *ch, at }
-                        }
+                        // Closed and drained: the zero value, unless a
+                        // `lines` reader left an error beside the channel;
+                        // then, and when empty, `run_task` completes it
+                        // (`recv_done` panics with the error).
+                        Err(TryRecvError::Closed) if !has_read_err(&s!(*ch)) => None,
+                        Err(_) => break 'run Wait::Recv { ch: *ch, at },
                     },
                 };
                 if let Some(t) = complete_recv(fs, *out, *ok, zero, got) {
@@ -1121,6 +1121,13 @@ fn lib(
         }
         Err(e) => Break(fail(f, at, e)),
     }
+}
+
+/// Whether channel value `v` is a `lines` channel whose reader left an
+/// error beside it (`ChanVal::read_err`).
+#[inline]
+fn has_read_err(v: &Value) -> bool {
+    matches!(v, Value::Chan(c) if c.read_err.is_some())
 }
 
 /// The map `x` holds, writable: a copy when shared.
