@@ -964,7 +964,7 @@ fn spawn(
     init: Vec<(Slot, Value)>,
     device: Arc<str>,
 ) -> ControlFlow<Wait> {
-    match runtime::spawn((sh.spawn)(sh.clone(), func, init, device)) {
+    match runtime::spawn_boxed((sh.spawn)(sh.clone(), func, init, device)) {
         Ok(_) => Continue(()),
         Err(e) => Break(fail(f, at, RuntimeError::spawn(e))),
     }

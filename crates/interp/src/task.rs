@@ -20,13 +20,15 @@ use weft_chan::{select_on, Chan, WaitSlot};
 use weft_rt::{self as runtime, Op, OpKind, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
 
-use super::code::{FuncId, Instr, Program, Slot};
+use super::code::{Func, FuncId, Instr, Program, Slot};
 use super::coll_ops;
 use super::complete::{complete_recv, complete_select, FrameCases};
 use super::control;
 use super::error::{InternalError, RuntimeError};
 use super::exec::{step, TIMER_BYTES};
-use super::state::{mix, site_of, CollWait, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET};
+use super::state::{
+    loc_of, mix, site_of, CollWait, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET,
+};
 use super::tensor_ops;
 use super::value::{closed_error, CommVal, FarChan, Value};
 use super::xproc;
@@ -41,7 +43,7 @@ const TASK_RECORD_BYTES: usize = 512;
 pub(super) fn task_bytes() -> usize {
     fn future_bytes<F, Fut>(_: &F) -> usize
     where
-        F: Fn(Arc<Shared>, FuncId, Vec<(Slot, Value)>, Arc<str>) -> Fut,
+        F: Fn(Arc<Shared>, TaskState) -> Fut,
     {
         std::mem::size_of::<Fut>()
     }
@@ -51,13 +53,36 @@ pub(super) fn task_bytes() -> usize {
 /// The future of a task that runs `func` with the given slots preset (the
 /// arguments of a call, or the captured variables of a go block), placed
 /// on `device`. `go` reaches it through `Shared::spawn`.
+///
+/// The task's state is built here, before the task first runs, so that the
+/// future holds only `sh` and the state: an `async fn`'s arguments stay in
+/// its future for its whole life, and taking `init` and `device` as
+/// arguments cost every blocked task their bytes twice over.
 pub(super) fn task(
     sh: Arc<Shared>,
     func: FuncId,
     init: Vec<(Slot, Value)>,
     device: Arc<str>,
 ) -> TaskFuture {
-    Box::pin(run_task(sh, func, init, device))
+    let template = sh.prog.funcs.get(func as usize).map(|f| &*f.template);
+    let mut stack: Vec<Value> = template.unwrap_or_default().to_vec();
+    for (s, v) in init {
+        if let Some(slot) = stack.get_mut(s as usize) {
+            *slot = v;
+        }
+    }
+    let st = TaskState {
+        stack,
+        frames: Vec::new(),
+        cur: func,
+        pc: 0,
+        base: 0,
+        budget: BUDGET,
+        // Seeded when the task first runs (the seed mixes in its number).
+        rng: fastrand::Rng::with_seed(0),
+        device,
+    };
+    Box::pin(run_task(sh, st))
 }
 
 /// A task's name in the trace: its function's, or for a go block (lowered
@@ -89,224 +114,203 @@ fn trace_name(prog: &Program, entry: FuncId) -> Arc<str> {
     }
 }
 
-async fn run_task(
-    sh: Arc<Shared>,
-    entry: FuncId,
-    init: Vec<(Slot, Value)>,
-    device: Arc<str>,
-) -> TaskEnd {
-    let prog = &sh.prog;
-    let Some(f) = prog.funcs.get(entry as usize) else {
-        let bug = InternalError::NoFunction(entry);
-        return sh.end_failed(Failure::at(None, 0, bug.into()));
-    };
-    if runtime::tracing() {
-        runtime::set_task_name(trace_name(prog, entry));
-        runtime::set_task_device(device.clone());
-    }
-    let mut stack: Vec<Value> = f.template.to_vec();
-    for (s, v) in init {
-        if let Some(slot) = stack.get_mut(s as usize) {
-            *slot = v;
+/// The task's future: an `async` block rather than an `async fn`, because
+/// an `async fn` keeps its arguments twice in its state (the arguments and
+/// the locals they are moved to), which cost every task 104 bytes.
+fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd> + Send {
+    async move {
+        let entry = st.cur;
+        if sh.prog.funcs.get(entry as usize).is_none() {
+            let bug = InternalError::NoFunction(entry);
+            return sh.end_failed(Failure::at(None, 0, bug.into()));
         }
-    }
-    let mut st = TaskState {
-        stack,
-        frames: Vec::new(),
-        cur: entry,
-        pc: 0,
-        base: 0,
-        budget: BUDGET,
-        rng: fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task())),
-        device,
-    };
-    // The context every wait of this task parks with (one allocation).
-    let mut slot = WaitSlot::new();
-    loop {
-        // Whether the wait below parks the task: a channel wait that
-        // queued in `slot`, a sleep, a kernel.
-        let waits = slot.waits();
-        let mut parked = false;
-        // A received tensor whose values the task must wait for, and the
-        // instruction that received it: awaited in one place below, so the
-        // task's future holds that wait's state once, not once per arm.
-        let mut ready: Option<(Box<Tensor>, usize)> = None;
-        match step(&sh, &mut st) {
-            Wait::End(end) => return end,
-            Wait::Fail(f) => return sh.end_failed(f),
-            Wait::Yield => {
-                if sh.test.is_some() {
-                    // A controlled run's preemption point: where the task is.
-                    let site = site_of(st.cur, st.pc).unwrap_or(0);
-                    Box::pin(runtime::sched_point(Op::local(OpKind::Yield, site))).await;
-                } else {
-                    runtime::yield_now().await;
+        let prog = &sh.prog;
+        if runtime::tracing() {
+            runtime::set_task_name(trace_name(prog, entry));
+            runtime::set_task_device(st.device.clone());
+        }
+        st.rng = fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task()));
+        // The context every wait of this task parks with (one allocation).
+        let mut slot = WaitSlot::new();
+        loop {
+            // Whether the wait below parks the task: a channel wait that
+            // queued in `slot`, a sleep, a kernel.
+            let waits = slot.waits();
+            let mut parked = false;
+            // A received tensor whose values the task must wait for, and the
+            // instruction that received it: awaited in one place below, so the
+            // task's future holds that wait's state once, not once per arm.
+            let mut ready: Option<(Box<Tensor>, usize)> = None;
+            match step(&sh, &mut st) {
+                Wait::End(end) => return end,
+                Wait::Fail(f) => return sh.end_failed(f),
+                Wait::Yield => {
+                    if sh.test.is_some() {
+                        // A controlled run's preemption point: where the task is.
+                        let site = site_of(st.cur, st.pc).unwrap_or(0);
+                        Box::pin(runtime::sched_point(Op::local(OpKind::Yield, site))).await;
+                    } else {
+                        runtime::yield_now().await;
+                    }
                 }
-            }
-            // Boxed: only a controlled run stops at points, and every
-            // ordinary task's future stays as small as without them.
-            Wait::Point { at } => match Box::pin(control::point(&sh, &mut st, at, &mut slot)).await
-            {
-                Ok(t) => ready = t.map(|t| (t, at + 1)),
-                Err(f) => return sh.end_failed(f),
-            },
-            Wait::Nil { at } => {
-                st.record_wait(prog, WaitKind::NilChan, at);
-                std::future::pending::<()>().await;
-            }
-            Wait::Send { ch, val, at } => {
-                let Some(c) = chan_at(&st, ch) else {
-                    let bug = InternalError::LostChannel("send");
-                    return sh.end_failed(st.failure(prog, at, bug.into()));
-                };
-                st.record_wait(prog, WaitKind::ChanSend, at);
-                let r = c.send_in(val, &mut slot).await;
-                runtime::clear_wait();
-                if r.is_err() {
-                    return sh.end_failed(st.failure(prog, at, RuntimeError::SendOnClosed));
+                // Boxed: only a controlled run stops at points, and every
+                // ordinary task's future stays as small as without them.
+                Wait::Point { at } => {
+                    match Box::pin(control::point(&sh, &mut st, at, &mut slot)).await {
+                        Ok(t) => ready = t.map(|t| (t, at + 1)),
+                        Err(f) => return sh.end_failed(f),
+                    }
                 }
-            }
-            Wait::Recv { ch, at } => {
-                let Some(c) = chan_at(&st, ch) else {
-                    let bug = InternalError::LostChannel("receive");
-                    return sh.end_failed(st.failure(prog, at, bug.into()));
-                };
-                st.record_wait(prog, WaitKind::ChanRecv, at);
-                let got = c.recv_in(&mut slot).await;
-                runtime::clear_wait();
-                match recv_done(&mut st, prog, at, got) {
-                    Ok(t) => ready = t.map(|t| (t, at)),
-                    Err(f) => return sh.end_failed(f),
+                Wait::Nil { at } => {
+                    st.record_wait(prog, WaitKind::NilChan, at);
+                    std::future::pending::<()>().await;
                 }
-            }
-            Wait::Select { at } => {
-                let Some(f) = st.func(prog) else {
-                    let bug = InternalError::NoFunction(st.cur);
-                    return sh.end_failed(Failure::at(None, at, bug.into()));
-                };
-                let Some(Instr::Select { cases, .. }) = f.code.get(at) else {
-                    let bug = InternalError::LostInstruction("select");
-                    return sh.end_failed(Failure::at(Some(f), at, bug.into()));
-                };
-                let fs = st.stack.get(st.base..).unwrap_or_default();
-                let src = match FrameCases::new(cases, fs) {
-                    Ok(src) => src,
-                    Err(e) => return sh.end_failed(Failure::at(Some(f), at, e)),
-                };
-                let chosen = {
-                    let mut fut = select_on(&src, &mut st.rng, &mut slot);
-                    // The wait is recorded only if the select parks.
-                    match poll_once(&mut fut).await {
-                        Poll::Ready(chosen) => chosen,
-                        Poll::Pending => {
-                            st.record_wait(prog, WaitKind::Select, at);
-                            let chosen = fut.await;
-                            runtime::clear_wait();
-                            chosen
+                Wait::Send { ch, val, at } => {
+                    let Some(c) = chan_at(&st, ch) else {
+                        let bug = InternalError::LostChannel("send");
+                        return sh.end_failed(st.failure(prog, at, bug.into()));
+                    };
+                    st.record_wait(prog, WaitKind::ChanSend, at);
+                    let r = c.send_in(val, &mut slot).await;
+                    runtime::clear_wait();
+                    if r.is_err() {
+                        return sh.end_failed(st.failure(prog, at, RuntimeError::SendOnClosed));
+                    }
+                }
+                Wait::Recv { ch, at } => {
+                    let Some(c) = chan_at(&st, ch) else {
+                        let bug = InternalError::LostChannel("receive");
+                        return sh.end_failed(st.failure(prog, at, bug.into()));
+                    };
+                    st.record_wait(prog, WaitKind::ChanRecv, at);
+                    let got = c.recv_in(&mut slot).await;
+                    runtime::clear_wait();
+                    match recv_done(&mut st, prog, at, got) {
+                        Ok(t) => ready = t.map(|t| (t, at)),
+                        Err(f) => return sh.end_failed(f),
+                    }
+                }
+                Wait::Select { at } => {
+                    let Some(f) = st.func(prog) else {
+                        let bug = InternalError::NoFunction(st.cur);
+                        return sh.end_failed(Failure::at(None, at, bug.into()));
+                    };
+                    let Some(Instr::Select { cases, .. }) = f.code.get(at) else {
+                        let bug = InternalError::LostInstruction("select");
+                        return sh.end_failed(Failure::at(Some(f), at, bug.into()));
+                    };
+                    let fs = st.stack.get(st.base..).unwrap_or_default();
+                    let src = match FrameCases::new(cases, fs) {
+                        Ok(src) => src,
+                        Err(e) => return sh.end_failed(Failure::at(Some(f), at, e)),
+                    };
+                    let cur = st.cur;
+                    let chosen = select_wait(select_on(&src, &mut st.rng, &mut slot), || {
+                        record_wait_in(cur, f, WaitKind::Select, at)
+                    })
+                    .await;
+                    // Completed as `step` completes a select with a default.
+                    match complete_select(st.frame_mut(), f, at, cases, chosen) {
+                        Ok((target, pending)) => {
+                            st.pc = target;
+                            ready = pending.map(|t| (t, at));
                         }
+                        Err(f) => return sh.end_failed(f),
                     }
-                };
-                // Completed as `step` completes a select with a default.
-                match complete_select(st.frame_mut(), f, at, cases, chosen) {
-                    Ok((target, pending)) => {
-                        st.pc = target;
-                        ready = pending.map(|t| (t, at));
+                }
+                Wait::Sleep { dur, at } => {
+                    if let Err(e) = sh.mem.check(TIMER_BYTES) {
+                        return sh.end_failed(st.failure(prog, at, e.into()));
                     }
-                    Err(f) => return sh.end_failed(f),
+                    st.record_wait(prog, WaitKind::Sleep, at);
+                    runtime::sleep(dur).await;
+                    parked = true;
+                    runtime::clear_wait();
+                }
+                Wait::Ready { t, at } => ready = Some((t, at)),
+                Wait::Tensor { op, args, at } => {
+                    // A compute pool thread or a device will wake this task: the
+                    // run is not deadlocked while it waits.
+                    let _hold = runtime::external_wait();
+                    parked = true;
+                    let place = tensor_ops::Place {
+                        here: &st.device,
+                        strict: sh.strict_placement,
+                    };
+                    let done = match Box::pin(tensor_ops::run(op, args, sh.mem, place)).await {
+                        Ok(v) => write_out(&mut st, prog, at, v),
+                        Err(e) => Err(st.failure(prog, at, e)),
+                    };
+                    if let Err(f) = done {
+                        return sh.end_failed(f);
+                    }
+                }
+                Wait::FarSend { ch, val, at } => {
+                    parked = true;
+                    let Some(far) = far_at(&st, ch) else {
+                        let bug = InternalError::LostChannel("send");
+                        return sh.end_failed(st.failure(prog, at, bug.into()));
+                    };
+                    st.record_wait(prog, WaitKind::ChanSend, at);
+                    let r = Box::pin(xproc::send(&far, val, sh.mem)).await;
+                    runtime::clear_wait();
+                    if let Err(e) = r {
+                        return sh.end_failed(st.failure(prog, at, e));
+                    }
+                }
+                Wait::FarRecv { ch, at } => {
+                    parked = true;
+                    let Some(far) = far_at(&st, ch) else {
+                        let bug = InternalError::LostChannel("receive");
+                        return sh.end_failed(st.failure(prog, at, bug.into()));
+                    };
+                    st.record_wait(prog, WaitKind::ChanRecv, at);
+                    let got = Box::pin(xproc::recv(&far)).await;
+                    runtime::clear_wait();
+                    let got = match got {
+                        Ok(v) => v,
+                        Err(e) => return sh.end_failed(st.failure(prog, at, e)),
+                    };
+                    match recv_done(&mut st, prog, at, got) {
+                        Ok(t) => ready = t.map(|t| (t, at)),
+                        Err(f) => return sh.end_failed(f),
+                    }
+                }
+                Wait::FarClose { ch, at } => {
+                    parked = true;
+                    let Some(far) = far_at(&st, ch) else {
+                        let bug = InternalError::LostChannel("close");
+                        return sh.end_failed(st.failure(prog, at, bug.into()));
+                    };
+                    if let Err(e) = Box::pin(xproc::close(&far)).await {
+                        return sh.end_failed(st.failure(prog, at, e));
+                    }
+                }
+                Wait::Collective { call, at } => {
+                    parked = true;
+                    // Boxed: collectives are rare, and the task's future (what
+                    // every task holds) stays as small as without them.
+                    if let Err(f) = Box::pin(collective(&sh, &mut st, *call, at)).await {
+                        return sh.end_failed(f);
+                    }
                 }
             }
-            Wait::Sleep { dur, at } => {
-                if let Err(e) = sh.mem.check(TIMER_BYTES) {
-                    return sh.end_failed(st.failure(prog, at, e.into()));
-                }
-                st.record_wait(prog, WaitKind::Sleep, at);
-                runtime::sleep(dur).await;
-                parked = true;
-                runtime::clear_wait();
-            }
-            Wait::Ready { t, at } => ready = Some((t, at)),
-            Wait::Tensor { op, args, at } => {
-                // A compute pool thread or a device will wake this task: the
-                // run is not deadlocked while it waits.
-                let _hold = runtime::external_wait();
-                parked = true;
-                let place = tensor_ops::Place {
-                    here: &st.device,
-                    strict: sh.strict_placement,
-                };
-                let done = match Box::pin(tensor_ops::run(op, args, sh.mem, place)).await {
-                    Ok(v) => write_out(&mut st, prog, at, v),
-                    Err(e) => Err(st.failure(prog, at, e)),
-                };
-                if let Err(f) = done {
-                    return sh.end_failed(f);
-                }
-            }
-            Wait::FarSend { ch, val, at } => {
-                parked = true;
-                let Some(far) = far_at(&st, ch) else {
-                    let bug = InternalError::LostChannel("send");
-                    return sh.end_failed(st.failure(prog, at, bug.into()));
-                };
-                st.record_wait(prog, WaitKind::ChanSend, at);
-                let r = Box::pin(xproc::send(&far, val, sh.mem)).await;
-                runtime::clear_wait();
-                if let Err(e) = r {
+            if let Some((t, at)) = ready {
+                if let Err(e) = wait_ready(&t).await {
                     return sh.end_failed(st.failure(prog, at, e));
                 }
             }
-            Wait::FarRecv { ch, at } => {
-                parked = true;
-                let Some(far) = far_at(&st, ch) else {
-                    let bug = InternalError::LostChannel("receive");
-                    return sh.end_failed(st.failure(prog, at, bug.into()));
-                };
-                st.record_wait(prog, WaitKind::ChanRecv, at);
-                let got = Box::pin(xproc::recv(&far)).await;
-                runtime::clear_wait();
-                let got = match got {
-                    Ok(v) => v,
-                    Err(e) => return sh.end_failed(st.failure(prog, at, e)),
-                };
-                match recv_done(&mut st, prog, at, got) {
-                    Ok(t) => ready = t.map(|t| (t, at)),
-                    Err(f) => return sh.end_failed(f),
-                }
+            if parked || slot.waits() != waits {
+                // The task waited: its time slice ended, and the next one starts
+                // with a full budget (Go gives a goroutine a fresh slice each time
+                // it is scheduled; tokio refills its budget every poll). Carried
+                // across waits, the budget made tasks that block all the time
+                // yield every `BUDGET` back edges, and each of those yields woke
+                // an idle worker to share work that does not pay to share. A
+                // wait that completes without queueing keeps the budget, so a
+                // task whose partners are always ready still yields.
+                st.budget = BUDGET;
             }
-            Wait::FarClose { ch, at } => {
-                parked = true;
-                let Some(far) = far_at(&st, ch) else {
-                    let bug = InternalError::LostChannel("close");
-                    return sh.end_failed(st.failure(prog, at, bug.into()));
-                };
-                if let Err(e) = Box::pin(xproc::close(&far)).await {
-                    return sh.end_failed(st.failure(prog, at, e));
-                }
-            }
-            Wait::Collective { call, at } => {
-                parked = true;
-                // Boxed: collectives are rare, and the task's future (what
-                // every task holds) stays as small as without them.
-                if let Err(f) = Box::pin(collective(&sh, &mut st, *call, at)).await {
-                    return sh.end_failed(f);
-                }
-            }
-        }
-        if let Some((t, at)) = ready {
-            if let Err(e) = wait_ready(&t).await {
-                return sh.end_failed(st.failure(prog, at, e));
-            }
-        }
-        if parked || slot.waits() != waits {
-            // The task waited: its time slice ended, and the next one starts
-            // with a full budget (Go gives a goroutine a fresh slice each time
-            // it is scheduled; tokio refills its budget every poll). Carried
-            // across waits, the budget made tasks that block all the time
-            // yield every `BUDGET` back edges, and each of those yields woke
-            // an idle worker to share work that does not pay to share. A
-            // wait that completes without queueing keeps the budget, so a
-            // task whose partners are always ready still yields.
-            st.budget = BUDGET;
         }
     }
 }
@@ -398,9 +402,57 @@ async fn collective(
     }
 }
 
-/// Polls `fut` once, within the caller's poll.
-async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
-    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *fut).poll(cx))).await
+/// A select's wait: the select's future, and what to do the first time it
+/// returns `Pending` (`park`: record the wait for deadlock reports); the
+/// wait record is cleared when a select that parked completes. A plain
+/// future rather than an `async fn`: the locals of a wait that spans two of
+/// `run_task`'s suspension points are kept in every state of its future,
+/// and the select's (polled once, then awaited) took 152 of its bytes.
+struct SelectWait<F, P> {
+    fut: F,
+    park: Option<P>,
+    parked: bool,
+}
+
+fn select_wait<F: Future + Unpin, P: FnOnce() + Unpin>(fut: F, park: P) -> SelectWait<F, P> {
+    SelectWait {
+        fut,
+        park: Some(park),
+        parked: false,
+    }
+}
+
+impl<F: Future + Unpin, P: FnOnce() + Unpin> Future for SelectWait<F, P> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        match Pin::new(&mut this.fut).poll(cx) {
+            Poll::Ready(chosen) => {
+                if this.parked {
+                    runtime::clear_wait();
+                }
+                Poll::Ready(chosen)
+            }
+            Poll::Pending => {
+                // The wait is recorded only if the select parks.
+                if let Some(park) = this.park.take() {
+                    park();
+                    this.parked = true;
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// `TaskState::record_wait` for the instruction `at` of `f`, the function
+/// `cur` (for a caller that has lent out part of the task's state).
+fn record_wait_in(cur: FuncId, f: &Func, kind: WaitKind, at: usize) {
+    match site_of(cur, at) {
+        Some(site) => runtime::set_wait_site(kind, site),
+        None => runtime::set_wait(kind, loc_of(Some(f), at)),
+    }
 }
 
 /// Waits until a received tensor's values are on its device. A device or

@@ -284,9 +284,18 @@ impl Drop for Ctx {
 /// Starts a task running `f`. Tasks are numbered 2, 3, ... in creation
 /// order (main is 1). Fails past `Config.max_tasks` or outside a runtime.
 pub fn spawn<F: Future<Output = TaskEnd> + Send + 'static>(f: F) -> Result<u64, SpawnError> {
+    spawn_boxed(Box::pin(f))
+}
+
+/// `spawn` of a future that is already boxed (the interpreter's tasks):
+/// the runtime keeps this box as the task's future instead of boxing it
+/// again, which saves an allocation and an indirection on every poll.
+pub fn spawn_boxed(
+    f: Pin<Box<dyn Future<Output = TaskEnd> + Send + 'static>>,
+) -> Result<u64, SpawnError> {
     let mut f = Some(f);
     with_ctx(|ctx| {
-        let fut = Box::pin(f.take()?);
+        let fut = f.take()?;
         Some(ctx.shared.new_task(fut).map(|task| {
             let id = task.id;
             ctx.trace_wake(id);
