@@ -63,7 +63,9 @@ no_gpu_reason() {
 		echo "nvidia-smi not found"
 		return
 	fi
-	if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	local list
+	list=$(nvidia-smi -L 2>/dev/null || true)
+	if ! grep -q '^GPU ' <<<"$list"; then
 		echo "nvidia-smi lists no GPU"
 		return
 	fi
@@ -84,6 +86,8 @@ fi
 if [[ $dry == 1 ]]; then
 	echo "gpu-check: dry run${reason:+ (no GPU: $reason)}: the CPU stands in for the GPU, the report goes to a temporary file"
 fi
+# CUDA numbers the GPUs as nvidia-smi does (cuda:0 is nvidia-smi's GPU 0).
+export CUDA_DEVICE_ORDER=PCI_BUS_ID
 
 tmp=$(mktemp -d)
 smi_pid=""
@@ -146,22 +150,53 @@ cuda_lib_path() {
 	export LD_LIBRARY_PATH
 }
 
+# Whether the CUDA 13 cuBLAS and NVRTC libraries load from the loader's path.
+cuda_libs_load() {
+	command -v python3 >/dev/null 2>&1 &&
+		python3 -c 'import ctypes; [ctypes.CDLL(n) for n in ("libcublas.so.13", "libnvrtc.so.13")]' >/dev/null 2>&1
+}
+
+# The GPU tests as scripts/nvrtc-check.sh --gpu runs them, without its
+# installing: the CUDA unit tests, the NVRTC compile, then tensor_gpu; a
+# test that printed that it skipped fails here.
+gpu_test_commands() {
+	cargo test -p weft-tensor --features cuda --lib device::cuda &&
+		cargo test -p weft-tensor --features cuda --test cuda_kernels_compile -- --nocapture &&
+		cargo test -p weft-tensor --features cuda --test tensor_gpu -- --nocapture --test-threads 1
+}
+
 gpu_tests() {
 	if [[ $dry == 1 ]]; then
 		row "GPU tests" "not run (dry run)" "skipped"
 		return
 	fi
-	echo "gpu-check: the GPU tests (scripts/nvrtc-check.sh --gpu)"
-	if scripts/nvrtc-check.sh --gpu >"$tmp/nvrtc.log" 2>&1; then
-		local n
-		n=$(grep -c '^test .* ok$' "$tmp/nvrtc.log" || true)
-		row "GPU tests (nvrtc-check.sh --gpu)" "$n passed, none skipped" "ok"
+	local how ok=1
+	if cuda_libs_load; then
+		how="tensor_gpu, cuda_kernels_compile, device::cuda"
+		echo "gpu-check: the GPU tests ($how)"
+		gpu_test_commands >"$tmp/gpu-tests.log" 2>&1 || ok=0
+		# Every skip is an error here but the check that only applies
+		# without a GPU (cuda_kernels_compile.rs).
+		if grep 'skipping' "$tmp/gpu-tests.log" | grep -v '^skipping without_a_gpu' >"$tmp/skips"; then
+			head -n 3 "$tmp/skips" >&2
+			ok=0
+		fi
 	else
-		tail -n 40 "$tmp/nvrtc.log" >&2
-		fail "scripts/nvrtc-check.sh --gpu (log above)"
-		row "GPU tests (nvrtc-check.sh --gpu)" "failed" "FAIL"
+		# nvrtc-check.sh installs cuBLAS and NVRTC from their wheels first.
+		how="scripts/nvrtc-check.sh --gpu"
+		echo "gpu-check: the GPU tests ($how)"
+		scripts/nvrtc-check.sh --gpu >"$tmp/gpu-tests.log" 2>&1 || ok=0
+		cuda_lib_path
 	fi
-	cuda_lib_path
+	if [[ $ok == 1 ]]; then
+		local n
+		n=$(grep -c '^test .* ok$' "$tmp/gpu-tests.log" || true)
+		row "GPU tests ($how)" "$n passed, none skipped" "ok"
+	else
+		tail -n 40 "$tmp/gpu-tests.log" >&2
+		fail "the GPU tests ($how; log above)"
+		row "GPU tests ($how)" "failed or skipped" "FAIL"
+	fi
 	echo "gpu-check: the weft-tensor tests with --features cuda"
 	if cargo test --release -p weft-tensor --features cuda -- --test-threads 1 >"$tmp/tensor.log" 2>&1; then
 		local p
@@ -372,10 +407,6 @@ bandwidth() {
 # --- 7. The collectives on the GPUs ----------------------------------------------------
 
 collectives() {
-	local ngpu=1
-	if [[ $dry == 0 ]]; then
-		ngpu=$(nvidia-smi -L | grep -c '^GPU ' || true)
-	fi
 	local n=2 where="both on the one GPU"
 	if ((ngpu >= 2)); then
 		n=$ngpu
@@ -409,15 +440,19 @@ collectives() {
 
 gpu_info() {
 	if [[ $dry == 1 ]]; then
+		ngpu=1
 		gpu_name="(dry run, no GPU)"
 		driver="-"
 		cuda="-"
 		return
 	fi
-	gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -n 1)
-	driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 | head -n 1)
-	cuda=$(nvidia-smi | grep -o 'CUDA Version: *[0-9.]*' | awk '{ print $3 }' | head -n 1)
+	local all
+	gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null || echo unknown)
+	driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null || echo unknown)
+	all=$(nvidia-smi 2>/dev/null || true)
+	cuda=$(awk 'match($0, /CUDA Version: *[0-9.]+/) { s = substr($0, RSTART, RLENGTH); sub(/.*: */, "", s); print s; exit }' <<<"$all")
 	cuda=${cuda:-unknown}
+	ngpu=$(grep -c '^GPU ' <<<"$(nvidia-smi -L 2>/dev/null || true)" || true)
 }
 
 summary() {
@@ -440,7 +475,7 @@ figures() {
 	echo "## Figures"
 	echo
 	echo "Measured by \`scripts/gpu-check.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit:"
-	echo "$gpu_name, driver $driver, CUDA $cuda (as nvidia-smi reports it); $(nproc) CPUs."
+	echo "$gpu_name (GPU 0 of $ngpu), driver $driver, CUDA $cuda (as nvidia-smi reports it); $(nproc) CPUs."
 	echo "$epochs epochs, seed 1, $([[ $dry == 1 ]] && echo "a dry run on the CPU" || echo "release builds"). Result: $([[ $failures == 0 ]] && echo "every check passed" || echo "**$failures check(s) failed**")."
 	echo
 	echo "| check | result | verdict |"
@@ -466,7 +501,7 @@ figures() {
 	echo '```'
 	echo "cargo build --release -p weft                   # the CPU binary"
 	echo "cargo build --release -p weft --features cuda   # the GPU binary"
-	echo "scripts/nvrtc-check.sh --gpu"
+	echo "scripts/nvrtc-check.sh --gpu   # or, where cuBLAS and NVRTC 13 load already, its three cargo test commands"
 	echo "cargo test --release -p weft-tensor --features cuda -- --test-threads 1"
 	echo "weft run examples/train_digits.weft --seed 1 -- --epochs $epochs --devices 1 --no-times   # CPU and GPU binaries"
 	echo "weft run examples/train_digits.weft --seed 1 -- --epochs $epochs --devices 1              # GPU, with nvidia-smi sampling"
