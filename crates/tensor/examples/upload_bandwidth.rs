@@ -2,18 +2,20 @@
 //! ways, each the best of `REPS` copies of `MIB` MiB of f32:
 //!
 //! - `pinned`: a page-locked host buffer copied with `memcpy_htod` (what
-//!   the engine's staging buffers allow, docs/tensors.md, "CUDA backend");
+//!   the engine's staging buffers allow; docs/tensors.md, "The CUDA
+//!   backend");
 //! - `pageable`: a plain `Vec<f32>` copied the same way (the driver stages
 //!   it itself, synchronously);
 //! - `engine`: `to(t, "cuda:0")` and the wait for its event, the path a
 //!   program's upload takes (a copy into a staging buffer, a device
 //!   allocation, the asynchronous copy).
 //!
-//! Prints one `NAME GB/s` line each (GB = 1e9 bytes), for
+//! Prints `pinned X GB/s`, `pageable X GB/s` and `engine X GB/s` (GB = 1e9 bytes), for
 //! `scripts/gpu-check.sh` to read. Without the `cuda` feature, or without a
 //! CUDA device, prints `skipping upload_bandwidth: ...` and exits 0.
 //!
-//! `cargo run --release -p weft-tensor --features cuda --example upload_bandwidth [MIB] [REPS]`
+//! `cargo run --release -p weft-tensor --features cuda --example upload_bandwidth -- [MIB] [REPS]`
+//! (default 64 MiB, best of 20).
 
 fn main() {
     let mut args = std::env::args().skip(1);
