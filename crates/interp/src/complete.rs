@@ -14,7 +14,7 @@ use weft_tensor::Tensor;
 use super::code::{Func, SelCase, Slot};
 use super::error::{InternalError, RuntimeError};
 use super::frame::dup;
-use super::state::{loc_of, Failure};
+use super::state::{loc_of, Failure, InFlight, Pending};
 use super::value::{closed_error, Value};
 
 /// The channel a slot holds (`None`: nil).
@@ -26,20 +26,77 @@ pub(super) fn chan_ref(v: &Value) -> Result<Option<&Chan<Value>>, RuntimeError> 
     }
 }
 
-/// The tensor to wait for after receiving `v`, if it is one whose values
-/// may not be there yet (on a device).
+/// The tensors to wait for after receiving `v`: every device tensor in it
+/// whose producer's event has not completed, at the top or nested in a
+/// struct, list, map or closure's captures. Free for what most channels
+/// carry (scalars, strings, host tensors): only a container is walked.
 #[inline]
-pub(super) fn in_flight(v: &Value) -> Option<Box<Tensor>> {
+pub(super) fn in_flight(v: &Value) -> Option<InFlight> {
     match v {
-        Value::Tensor(t) if t.host_values().is_none() => Some(t.clone()),
+        Value::Tensor(t) if !t.is_ready() => Some(Box::new(Pending(vec![Tensor::clone(t)]))),
+        Value::Struct(_) | Value::List(_) | Value::Map(_) | Value::Func(Some(_)) => nested(v),
         _ => None,
+    }
+}
+
+/// `in_flight` of a container: a walk with a stack of its own (a value
+/// may nest deeply). A list or map whose first element's kinds show that
+/// its element type holds no tensor is not walked further; a struct of
+/// scalars, or such a list or map, is ruled out before anything is
+/// allocated.
+#[inline(never)]
+fn nested(v: &Value) -> Option<InFlight> {
+    let free = match v {
+        Value::Struct(_) => tensor_free(v),
+        Value::List(items) => items.first().is_none_or(tensor_free),
+        Value::Map(m) => m.entries.values().next().is_none_or(tensor_free),
+        _ => false,
+    };
+    if free {
+        return None;
+    }
+    let mut found = Vec::new();
+    let mut todo = vec![v];
+    while let Some(v) = todo.pop() {
+        match v {
+            Value::Tensor(t) if !t.is_ready() => found.push(Tensor::clone(t)),
+            Value::Struct(fields) => todo.extend(fields.iter()),
+            Value::List(items) if !items.first().is_some_and(tensor_free) => {
+                todo.extend(items.iter());
+            }
+            // Keys are comparable: never tensors.
+            Value::Map(m) if !m.entries.values().next().is_some_and(tensor_free) => {
+                todo.extend(m.entries.values());
+            }
+            Value::Func(Some(c)) => todo.extend(c.captures.iter()),
+            _ => {}
+        }
+    }
+    (!found.is_empty()).then(|| Box::new(Pending(found)))
+}
+
+/// Whether `v`'s type holds no tensor, as its kinds show: a scalar,
+/// string, channel or comm, or a struct of only those. Values of one type
+/// have the same kinds in the same places except inside lists, maps and
+/// funcs (which may be empty or nil), so when one element of a list is
+/// tensor-free, all are (a list's elements all have its element type).
+fn tensor_free(v: &Value) -> bool {
+    match v {
+        Value::Int(_)
+        | Value::Float(_)
+        | Value::Bool(_)
+        | Value::Str(_)
+        | Value::Chan(_)
+        | Value::Comm(_) => true,
+        Value::Struct(fields) => fields.iter().all(tensor_free),
+        Value::Tensor(_) | Value::List(_) | Value::Map(_) | Value::Func(_) => false,
     }
 }
 
 /// Completes a receive into the frame `fs`: the value received (`None`:
 /// the channel is closed and drained, so the element's `zero`) goes to
-/// `out`, whether one came to `ok`. Returns a received tensor still in
-/// flight to its device, for the receiver to wait for.
+/// `out`, whether one came to `ok`. Returns the received tensors still in
+/// flight to their device, for the receiver to wait for.
 #[inline(always)]
 pub(super) fn complete_recv(
     fs: &mut [Value],
@@ -47,7 +104,7 @@ pub(super) fn complete_recv(
     ok: Option<Slot>,
     zero: &Value,
     got: Option<Value>,
-) -> Option<Box<Tensor>> {
+) -> Option<InFlight> {
     let okv = got.is_some();
     let pending = got.as_ref().and_then(in_flight);
     if let Some(o) = out {
@@ -61,7 +118,7 @@ pub(super) fn complete_recv(
 
 /// Completes the select at `at` of `f` (its `cases`) into the frame `fs`:
 /// stores what the chosen case received and returns the first instruction
-/// of the case's block, with a received tensor to wait for. A chosen send
+/// of the case's block, with the received tensors to wait for. A chosen send
 /// on a closed channel fails.
 #[inline]
 pub(super) fn complete_select(
@@ -70,7 +127,7 @@ pub(super) fn complete_select(
     at: usize,
     cases: &[SelCase],
     chosen: Selected<Value>,
-) -> Result<(usize, Option<Box<Tensor>>), Failure> {
+) -> Result<(usize, Option<InFlight>), Failure> {
     let Some(case) = cases.get(chosen.index) else {
         let bug = InternalError::BadCaseIndex {
             index: chosen.index,

@@ -21,25 +21,24 @@ use weft_chan::{select_on, try_select_on, Cases, Chan, Selected, WaitSlot};
 use weft_rt::{
     self as runtime, Objects, Op, OpKind, PickKind, WaitKind, COLLECTIVES, FILES, STDOUT,
 };
-use weft_tensor::Tensor;
 
 use super::code::{Func, Instr, Pc, SelCase, Slot};
 use super::complete::{complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::exec;
-use super::state::{loc_of, site_of, Failure, Shared, TaskState, TestState, Wait};
+use super::state::{loc_of, site_of, Failure, InFlight, Shared, TaskState, TestState, Wait};
 use super::value::Value;
 
 /// The scheduling point at `at` (a `Point`) of the task's current function.
 /// Afterwards `st.pc` is where the task goes on: the next instruction, or
-/// past it when it was run here. Returns a received tensor the task must
-/// wait for (a `select` that received one).
+/// past it when it was run here. Returns received tensors the task must
+/// wait for (a `select` that received them).
 pub(super) async fn point(
     sh: &Arc<Shared>,
     st: &mut TaskState,
     at: usize,
     slot: &mut WaitSlot<Value>,
-) -> Result<Option<Box<Tensor>>, Failure> {
+) -> Result<Option<InFlight>, Failure> {
     let prog = sh.prog.clone();
     let Some(test) = &sh.test else {
         return Err(st.failure(&prog, at, InternalError::LostInstruction("point").into()));
@@ -231,7 +230,7 @@ async fn select(
     default: Option<Pc>,
     slot: &mut WaitSlot<Value>,
     site: u64,
-) -> Result<Option<Box<Tensor>>, Failure> {
+) -> Result<Option<InFlight>, Failure> {
     let prog = sh.prog.clone();
     let slots: Vec<Slot> = cases.iter().map(|c| c.chan).collect();
     let op = |st: &TaskState| {
@@ -321,7 +320,7 @@ fn completed(
     at: usize,
     cases: &[SelCase],
     chosen: impl Into<Option<Selected<Value>>>,
-) -> Result<Option<Box<Tensor>>, Failure> {
+) -> Result<Option<InFlight>, Failure> {
     let Some(chosen) = chosen.into() else {
         let bug = InternalError::LostInstruction("select");
         return Err(Failure::at(Some(f), at, bug.into()));

@@ -26,6 +26,16 @@ use super::error::{InternalError, RuntimeError};
 use super::output::Output;
 use super::value::{CommVal, Ty, Value};
 
+/// The device tensors of a received value whose values may not be on
+/// their device yet: the receiver waits for each before it goes on
+/// (docs/tensors.md, "Readiness"; `complete::in_flight` finds them).
+/// Boxed (a thin pointer): rare, and a `Wait` and the task's future stay
+/// small.
+pub(super) type InFlight = Box<Pending>;
+
+/// The tensors of an [`InFlight`].
+pub(super) struct Pending(pub(super) Vec<Tensor>);
+
 /// Backward jumps and calls a task runs before it yields.
 pub(super) const BUDGET: u32 = 2000;
 
@@ -222,10 +232,11 @@ pub(super) enum Wait {
         args: Vec<Value>,
         at: usize,
     },
-    /// A tensor just received from a channel, still in flight to its
-    /// device: the receiver waits for it (issue 7).
+    /// Tensors just received from a channel (at the top of the value or
+    /// nested in it), still in flight to their device: the receiver waits
+    /// for them (issue 7; docs/tensors.md, "Readiness").
     Ready {
-        t: Box<Tensor>,
+        t: InFlight,
         at: usize,
     },
     /// A send to another process's channel (the channel in slot `ch`).

@@ -27,7 +27,7 @@ use super::control;
 use super::error::{InternalError, RuntimeError};
 use super::exec::{step, TIMER_BYTES};
 use super::state::{
-    loc_of, mix, site_of, CollWait, Failure, Shared, TaskFuture, TaskState, Wait, BUDGET,
+    loc_of, mix, site_of, CollWait, Failure, InFlight, Shared, TaskFuture, TaskState, Wait, BUDGET,
 };
 use super::tensor_ops;
 use super::value::{closed_error, CommVal, FarChan, Value};
@@ -137,10 +137,10 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
             // queued in `slot`, a sleep, a kernel.
             let waits = slot.waits();
             let mut parked = false;
-            // A received tensor whose values the task must wait for, and the
-            // instruction that received it: awaited in one place below, so the
-            // task's future holds that wait's state once, not once per arm.
-            let mut ready: Option<(Box<Tensor>, usize)> = None;
+            // Received tensors whose values the task must wait for, and the
+            // instruction that received them: awaited in one place below, so
+            // the task's future holds that wait's state once, not once per arm.
+            let mut ready: Option<(InFlight, usize)> = None;
             match step(&sh, &mut st) {
                 Wait::End(end) => return end,
                 Wait::Fail(f) => return sh.end_failed(f),
@@ -296,7 +296,7 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                 }
             }
             if let Some((t, at)) = ready {
-                if let Err(e) = wait_ready(&t).await {
+                if let Err(e) = wait_ready(&t.0).await {
                     return sh.end_failed(st.failure(prog, at, e));
                 }
             }
@@ -333,13 +333,13 @@ fn far_at(st: &TaskState, slot: Slot) -> Option<FarChan> {
 }
 
 /// Completes the receive at `at` that waited, as `step` completes one
-/// that did not; returns a received tensor to wait for.
+/// that did not; returns the received tensors to wait for.
 fn recv_done(
     st: &mut TaskState,
     prog: &Program,
     at: usize,
     got: Option<Value>,
-) -> Result<Option<Box<Tensor>>, Failure> {
+) -> Result<Option<InFlight>, Failure> {
     let Some(Instr::Recv { ch, out, ok, zero }) = st.instr(prog, at) else {
         let bug = InternalError::LostInstruction("receive");
         return Err(st.failure(prog, at, bug.into()));
@@ -455,11 +455,19 @@ fn record_wait_in(cur: FuncId, f: &Func, kind: WaitKind, at: usize) {
     }
 }
 
-/// Waits until a received tensor's values are on its device. A device or
-/// the compute pool, not a task, wakes the waiter: not a deadlock.
-async fn wait_ready(t: &Tensor) -> Result<(), RuntimeError> {
+/// Waits until received tensors' values are on their devices. A device
+/// or the compute pool, not a task, wakes the waiter: not a deadlock.
+async fn wait_ready(ts: &[Tensor]) -> Result<(), RuntimeError> {
     let _hold = runtime::external_wait();
-    Ok(Box::pin(t.ready()).await?)
+    // Boxed: the loop's state is not part of every task's future.
+    Ok(Box::pin(all_ready(ts)).await?)
+}
+
+async fn all_ready(ts: &[Tensor]) -> Result<(), weft_tensor::TensorError> {
+    for t in ts {
+        t.ready().await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -359,6 +359,18 @@ impl Tensor {
         }
     }
 
+    /// Whether the tensor's values are computed: always on the CPU; on a
+    /// device, whether the event its producer recorded has completed (never
+    /// blocks). A receiver waits with [`Tensor::ready`] only for tensors
+    /// that are not.
+    pub fn is_ready(&self) -> bool {
+        match &self.storage {
+            Storage::Host(_) | Storage::Transposed(_) => true,
+            Storage::Device(b) => b.mem.ready.is_complete(),
+            Storage::DeviceTransposed(t) => t.src.mem.ready.is_complete(),
+        }
+    }
+
     /// Waits until the tensor's values are computed: at once on the CPU; on a
     /// device, until the event its producer recorded has completed (without
     /// blocking the worker: the wait runs on the compute pool).

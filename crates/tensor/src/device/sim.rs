@@ -13,11 +13,18 @@
 //! copies between it and the host are real copies, and the ops it declines
 //! are host fallbacks (recorded in the trace, refused under
 //! `--strict-placement`).
+//!
+//! For tests of who waits for a device's events: while a [`Hold`] lives,
+//! the buffers simulated devices make carry an event that stays incomplete
+//! until the hold is released (their values are there at once, as always;
+//! only a wait for the event blocks), and the hold reports each wait that
+//! begins (docs/tensors.md, "Readiness").
 
 use std::any::Any;
-use std::sync::Arc;
+use std::fmt;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use super::{BinOp, Complete, Device, DeviceError, DeviceMem, Layout, MatmulDims};
+use super::{BinOp, Complete, Device, DeviceError, DeviceMem, Event, Layout, MatmulDims};
 
 /// The environment variable that asks for simulated devices.
 pub const ENV: &str = "WEFT_SIM_DEVICES";
@@ -57,9 +64,105 @@ fn values(m: &DeviceMem) -> &[f32] {
 }
 
 fn mem(v: Vec<f32>) -> DeviceMem {
+    let ready: Arc<dyn Event> = match &*lock(&HOLD) {
+        Some(gate) => Arc::new(Held(gate.clone())),
+        None => Arc::new(Complete),
+    };
     DeviceMem {
         data: Arc::new(v) as Arc<dyn Any + Send + Sync>,
-        ready: Arc::new(Complete),
+        ready,
+    }
+}
+
+/// The gate of the live [`Hold`], if any.
+static HOLD: Mutex<Option<Arc<Gate>>> = Mutex::new(None);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a held event waits on: open once the hold is released.
+struct Gate {
+    open: Mutex<bool>,
+    opened: Condvar,
+    /// Called when a wait for a held event begins, before it blocks.
+    on_wait: Box<dyn Fn() + Send + Sync>,
+}
+
+impl Gate {
+    fn open(&self) {
+        *lock(&self.open) = true;
+        self.opened.notify_all();
+    }
+}
+
+/// The event of a buffer made while a [`Hold`] lived.
+struct Held(Arc<Gate>);
+
+impl fmt::Debug for Held {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Held").field(&*lock(&self.0.open)).finish()
+    }
+}
+
+impl Event for Held {
+    fn is_complete(&self) -> bool {
+        *lock(&self.0.open)
+    }
+
+    fn wait(&self) -> Result<(), DeviceError> {
+        if !self.is_complete() {
+            (self.0.on_wait)();
+        }
+        let mut open = lock(&self.0.open);
+        while !*open {
+            open = self
+                .0
+                .opened
+                .wait(open)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        Ok(())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Holds the events of the buffers that simulated devices make from now
+/// until [`Hold::release`] (or the drop): `is_complete` is false and
+/// `wait` blocks until then, and `on_wait` is called as each wait for a
+/// held event begins. One hold at a time in a process: a test that holds
+/// events runs alone in its test binary.
+pub struct Hold {
+    gate: Arc<Gate>,
+}
+
+/// Starts holding events (see [`Hold`]).
+pub fn hold(on_wait: impl Fn() + Send + Sync + 'static) -> Hold {
+    let gate = Arc::new(Gate {
+        open: Mutex::new(false),
+        opened: Condvar::new(),
+        on_wait: Box::new(on_wait),
+    });
+    *lock(&HOLD) = Some(gate.clone());
+    Hold { gate }
+}
+
+impl Hold {
+    /// Completes every held event and stops holding new ones.
+    pub fn release(self) {}
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let mut cur = lock(&HOLD);
+        if cur.as_ref().is_some_and(|g| Arc::ptr_eq(g, &self.gate)) {
+            *cur = None;
+        }
+        drop(cur);
+        self.gate.open();
     }
 }
 
@@ -150,6 +253,32 @@ mod tests {
         ] {
             assert_eq!(count(v), n, "{v:?}");
         }
+    }
+
+    #[test]
+    fn a_hold_keeps_events_pending_until_released() {
+        let d = Sim {
+            name: "sim:0".into(),
+        };
+        let (began, waits) = std::sync::mpsc::channel();
+        let h = hold(move || {
+            let _ = began.send(());
+        });
+        let a = d.upload(&[1.0, 2.0]).unwrap();
+        let b = d.binary(BinOp::Add, &a, &a, Layout::Same { len: 2 });
+        let b = b.unwrap().unwrap();
+        assert!(!a.ready.is_complete() && !b.ready.is_complete());
+        assert_eq!(d.download(&b, 2).unwrap(), [2.0, 4.0]);
+        let ev = b.ready.clone();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(move || ev.wait());
+            // The waiter reports before it blocks; the hold then lets it go.
+            waits.recv().unwrap();
+            h.release();
+            waiter.join().unwrap().unwrap();
+        });
+        assert!(a.ready.is_complete() && b.ready.is_complete());
+        assert!(d.upload(&[1.0]).unwrap().ready.is_complete());
     }
 
     #[test]
