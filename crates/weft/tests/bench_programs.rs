@@ -21,14 +21,28 @@ const CASES: &[(&str, &[&str], &str)] = &[
         "chain 100 rounds 3 total 303\n",
     ),
     ("fanin", &["1000"], "received 1000 sum 499500\n"),
+    (
+        "mpmc",
+        &["1000"],
+        "mpmc 1000 producers 4 consumers 4 sum 499500\n",
+    ),
     ("pingpong", &["1000"], "messages 1000\n"),
     (
         "printlines",
         &["3"],
         "line 0 of 3 true\nline 1 of 3 false\nline 2 of 3 false\n",
     ),
+    ("select4", &["1000"], "select4 received 1000 sum 499500\n"),
     ("sieve", &["50"], "prime 50 is 229\n"),
+    ("spawn", &["1000"], "spawned 1000 sum 499500\n"),
     ("sprintf", &["1000"], "sprintf 1000 total 28284\n"),
+    ("spsc1", &["1000"], "spsc cap 1 received 1000 sum 499500\n"),
+    (
+        "spsc1024",
+        &["1000"],
+        "spsc cap 1024 received 1000 sum 499500\n",
+    ),
+    ("timers", &["10", "3"], "timers 10 sleeps 3 woke 30\n"),
     (
         "wordcount",
         &["1000"],
