@@ -145,7 +145,7 @@ fn frame(st: &TaskState) -> &[Value] {
 fn went_on(flow: ControlFlow<Wait>) -> Result<(), Failure> {
     match flow {
         ControlFlow::Continue(()) => Ok(()),
-        ControlFlow::Break(Wait::Fail(f)) => Err(f),
+        ControlFlow::Break(Wait::Fail(f)) => Err(*f),
         ControlFlow::Break(_) => Err(Failure {
             err: InternalError::LostInstruction("point").into(),
             loc: weft_rt::SrcLoc::new("?", 0, 0),

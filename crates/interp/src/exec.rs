@@ -34,8 +34,8 @@ use std::time::Duration;
 use weft_chan::loom::Ordering;
 use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
 use weft_coll::{CollError, Op};
+use weft_rt as runtime;
 use weft_rt::memlimit::{Ceiling, OutOfMemory};
-use weft_rt::{self as runtime, TaskEnd};
 
 use super::code::{
     CollInstr, CollOp, Func, FuncId, Instr, IntOp, LibOp, MapUpdate, Pc, Program, SelCase, Slot,
@@ -398,7 +398,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     }
                 }
                 let Some(fr) = frames.pop() else {
-                    break 'run Wait::End(TaskEnd::Returned);
+                    break 'run Wait::Returned;
                 };
                 *cur = fr.func;
                 let Some(g) = prog.funcs.get(*cur as usize) else {
@@ -532,9 +532,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                     break 'run assert_failed(f, at, &s!(*msg));
                 }
             }
-            Instr::Exit { code } => {
-                break 'run Wait::End(TaskEnd::Exit(tri!(ops::as_int(&s!(*code))) as i32))
-            }
+            Instr::Exit { code } => break 'run Wait::Exit(tri!(ops::as_int(&s!(*code))) as i32),
             Instr::Now { out } => s!(*out) = Value::Float(runtime::now_ms()),
             Instr::Args { out } => s!(*out) = sh.args.clone(),
             Instr::Rand { n, out } => rare!(rand(fs, rng, f, at, *n, *out)),
@@ -676,7 +674,7 @@ fn duration(ms: f64) -> Duration {
 #[cold]
 #[inline(never)]
 fn fail(f: &Func, at: usize, err: RuntimeError) -> Wait {
-    Wait::Fail(Failure::at(Some(f), at, err))
+    Wait::Fail(Box::new(Failure::at(Some(f), at, err)))
 }
 
 /// The engine failed at instruction `at` of `f` (a bug in Weft).
@@ -690,7 +688,11 @@ fn bug(f: &Func, at: usize, err: InternalError) -> Wait {
 #[cold]
 #[inline(never)]
 fn no_function(func: FuncId) -> Wait {
-    Wait::Fail(Failure::at(None, 0, InternalError::NoFunction(func).into()))
+    Wait::Fail(Box::new(Failure::at(
+        None,
+        0,
+        InternalError::NoFunction(func).into(),
+    )))
 }
 
 /// An allocation does not fit under the memory ceiling.
@@ -815,7 +817,7 @@ fn select_now(
             Some(t) => (target, Break(Wait::Ready { t, at })),
             None => (target, Continue(())),
         },
-        Err(e) => (pc, Break(Wait::Fail(e))),
+        Err(e) => (pc, Break(Wait::Fail(Box::new(e)))),
     }
 }
 
@@ -1322,7 +1324,7 @@ fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeEr
 /// the kernel (which may go to the compute pool or a device).
 #[inline(never)]
 fn tensor(fs: &[Value], op: TensorOp, ins: &[Slot], at: usize) -> Wait {
-    let args: Vec<Value> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
+    let args: Box<[Value]> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
     Wait::Tensor { op, args, at }
 }
 

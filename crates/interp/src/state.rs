@@ -195,9 +195,16 @@ pub(super) struct TaskState {
 /// Why `step` stopped: the task ended or failed, or it must await
 /// something. The instruction index `at` names the op that waits (its
 /// location is the wait's location, and it says where results go).
+///
+/// Kept small (40 bytes, a `Value` and an index): `run_task` holds the `Wait` it matched on in every
+/// state of its future (the cost of every blocked task), so the large
+/// payloads are boxed or split (`Returned`, `Exit` instead of a `TaskEnd`).
 pub(super) enum Wait {
-    End(TaskEnd),
-    Fail(Failure),
+    /// The task returned.
+    Returned,
+    /// The task called `exit(code)`.
+    Exit(i32),
+    Fail(Box<Failure>),
     Yield,
     /// A scheduling point before the instruction after `at` (`weft test`).
     Point {
@@ -229,7 +236,7 @@ pub(super) enum Wait {
     },
     Tensor {
         op: TensorOp,
-        args: Vec<Value>,
+        args: Box<[Value]>,
         at: usize,
     },
     /// Tensors just received from a channel (at the top of the value or

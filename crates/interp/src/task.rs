@@ -142,8 +142,9 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
             // the task's future holds that wait's state once, not once per arm.
             let mut ready: Option<(InFlight, usize)> = None;
             match step(&sh, &mut st) {
-                Wait::End(end) => return end,
-                Wait::Fail(f) => return sh.end_failed(f),
+                Wait::Returned => return TaskEnd::Returned,
+                Wait::Exit(code) => return TaskEnd::Exit(code),
+                Wait::Fail(f) => return sh.end_failed(*f),
                 Wait::Yield => {
                     if sh.test.is_some() {
                         // A controlled run's preemption point: where the task is.
@@ -237,10 +238,11 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                         here: &st.device,
                         strict: sh.strict_placement,
                     };
-                    let done = match Box::pin(tensor_ops::run(op, args, sh.mem, place)).await {
-                        Ok(v) => write_out(&mut st, prog, at, v),
-                        Err(e) => Err(st.failure(prog, at, e)),
-                    };
+                    let done =
+                        match Box::pin(tensor_ops::run(op, args.into_vec(), sh.mem, place)).await {
+                            Ok(v) => write_out(&mut st, prog, at, v),
+                            Err(e) => Err(st.failure(prog, at, e)),
+                        };
                     if let Err(f) = done {
                         return sh.end_failed(f);
                     }
