@@ -7,8 +7,8 @@
 //! - every jump target is `<= code.len()`, and the last instruction of every
 //!   function is `Ret` or `End`, so the program counter never runs off;
 //! - `locs[pc]` is the source location of the op that produced `code[pc]`;
-//! - a `go` block is its own `Func` that shares the frame layout (and the
-//!   template) of the function it appears in;
+//! - a `go` block is its own `Func` with a frame of its own whose first
+//!   slots are its captures, in the order its `Go` instruction lists them;
 //! - the last template slot is the junk slot (see `lower.rs`).
 //!
 //! The instruction set imports nothing from the executor or the lowering:
@@ -412,7 +412,7 @@ pub enum Instr {
         ms: Slot,
     },
     /// Start a task running `func` (a go block) with the captured slots
-    /// copied into the same slots of its frame, placed on the device named
+    /// copied into the first slots of its frame (capture i to slot i), placed on the device named
     /// in slot `device` (none: the parent's device).
     Go {
         func: FuncId,

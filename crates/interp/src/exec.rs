@@ -860,7 +860,7 @@ pub(super) fn after(
 }
 
 /// `go { ... }`: a task running the go block `func`, with the captured
-/// slots copied into the same slots of its frame.
+/// slots copied into the first slots of its own frame, in order.
 #[inline(never)]
 fn go_block(
     sh: &Arc<Shared>,
@@ -878,9 +878,11 @@ fn go_block(
     if let Err(e) = task_fits(sh, func) {
         return Break(out_of_memory(f, at, e));
     }
+    // Capture i goes to slot i of the block's own frame (`lower.rs`).
     let init = captures
         .iter()
-        .map(|c| (*c, fs[*c as usize].clone()))
+        .enumerate()
+        .map(|(i, c)| (i as Slot, fs[*c as usize].clone()))
         .collect();
     spawn(sh, f, at, func, init, device)
 }

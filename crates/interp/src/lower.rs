@@ -9,8 +9,10 @@
 //! 2. emit the body's ops in order; structured ops (`if`, `loop`, `region`,
 //!    `select`) inline their sub-blocks and become jumps; `break`/`continue`
 //!    become jumps patched when the enclosing construct's end is known;
-//! 3. each `go` block becomes a `Func` of its own sharing the frame layout
-//!    (its id is reserved where the `go` is met; it is emitted after).
+//! 3. each `go` block becomes a `Func` of its own with a frame of its own:
+//!    its captures first, in the order the `go` lists them, then the
+//!    variables its blocks declare (its id is reserved where the `go` is
+//!    met; it is emitted after).
 //!
 //! Linear in the program's size, whatever its shape (issue 26): one
 //! pre-order walk finds the reads, writes and hoistable constants (the
@@ -30,7 +32,7 @@ use std::sync::Arc;
 use weft_ir::pb;
 
 use super::code::{Func, Instr, Pc, Program, SelCase, Slot};
-use super::lower_emit::{attr, bad, Ctl, CtlKind, Cx, Emitter, Vars};
+use super::lower_emit::{attr, bad, Ctl, CtlKind, Cx, Emitter, GoBlock, Vars};
 use super::lower_ops::const_value;
 use super::lower_select::SelectParts;
 use super::peephole;
@@ -84,9 +86,70 @@ impl<'p> Cx<'p> {
             .block(f.body_block)
             .ok_or_else(|| LowerError::NoBlock(f.name.clone(), f.body_block))?;
         // 1. Slots for every owned block's variables.
+        let params: Vec<&'p str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        let (vars, template) = self.layout(f.name.as_str(), body, Bound::Params(&params))?;
+        let mut param_slots = Vec::with_capacity(params.len());
+        for p in &params {
+            param_slots.push(vars.slot(p)?);
+        }
+        // 2. The body.
+        let mut em = Emitter::new(self, &vars, template.clone(), nfuncs, extra);
+        em.emit_body(body)?;
+        em.push(Instr::End, None);
+        let mut go_blocks: Vec<(GoBlock<'p>, usize)> = std::mem::take(&mut em.go_blocks)
+            .into_iter()
+            .map(|g| (g, 0))
+            .collect();
+        let func = em.finish(Arc::from(f.name.as_str()), param_slots);
+        // 3. Its go blocks (and theirs), each a function of its own whose
+        // id its `go` instruction already holds, with a frame of its own:
+        // its captures first, in the order the `go` lists them (the `go`
+        // copies capture i to slot i), then the variables its blocks
+        // declare. A blocked task holds its frame for as long as it is
+        // blocked, so it holds only the slots it uses (not its parent's
+        // whole frame). Frames of enclosing blocks are kept in `frames`
+        // (index 0 the function's), on an explicit stack: go blocks nest
+        // as deep as the program says.
+        let mut frames: Vec<Vars<'p>> = vec![vars];
+        while let Some((g, outer)) = go_blocks.pop() {
+            let (vars, template) = self.layout(
+                f.name.as_str(),
+                g.block,
+                Bound::Captures(g.captures, &frames[outer]),
+            )?;
+            let mut em = Emitter::new(self, &vars, template, nfuncs, extra);
+            em.emit_body(g.block)?;
+            em.push(Instr::End, None);
+            let inner = std::mem::take(&mut em.go_blocks);
+            let name: Arc<str> = Arc::from(format!("{}.go{}", f.name, g.block.idx));
+            let go = em.finish(name, Vec::new());
+            extra[g.at] = go;
+            if !inner.is_empty() {
+                frames.push(vars);
+                let here = frames.len() - 1;
+                go_blocks.extend(inner.into_iter().map(|g| (g, here)));
+            }
+        }
+        Ok(func)
+    }
+
+    /// The frame layout of a function or go block whose body is `body`:
+    /// the variables bound before the body runs (a go block's captures,
+    /// first and in order), then every variable its blocks declare, then
+    /// (for a go block) any variable of an enclosing frame it names but
+    /// does not capture (the verifier rules that out; such a slot starts
+    /// as the enclosing frame's template value, as the block would have
+    /// seen in a copy of that frame), and last the junk slot. Constants
+    /// hoisted into the template are marked in the `Vars`.
+    fn layout(
+        &mut self,
+        fname: &'p str,
+        body: &'p pb::BlockDesc,
+        bound: Bound<'_, 'p>,
+    ) -> Result<(Vars<'p>, Arc<[Value]>), LowerError> {
         let walk = self.walk_function(body);
         let mut vars = Vars {
-            fname: f.name.as_str(),
+            fname,
             map: HashMap::new(),
             junk: 0,
             reads: walk.reads,
@@ -94,10 +157,27 @@ impl<'p> Cx<'p> {
             hoisted: HashSet::new(),
             konst: Vec::new(),
             scalar_frame: true,
+            template: Vec::new(),
         };
         let mut template = Vec::new();
-        // The block declaring each slot's variable.
+        // The block declaring each slot's variable (`OUTSIDE` for one
+        // declared in an enclosing frame).
+        const OUTSIDE: i32 = i32::MIN;
         let mut declared_in: Vec<i32> = Vec::new();
+        let (params, outer): (HashSet<&str>, Option<&Vars<'p>>) = match bound {
+            Bound::Params(ps) => (ps.iter().copied().collect(), None),
+            Bound::Captures(caps, outer) => {
+                for c in caps {
+                    let (slot, ty) = outer.get(c)?;
+                    let v = outer.template.get(*slot as usize).cloned();
+                    template.push(v.unwrap_or(zero_value(ty, &self.structs)?));
+                    declared_in.push(OUTSIDE);
+                    let s = template.len() as Slot - 1;
+                    vars.map.entry(c.as_str()).or_insert((s, ty.clone()));
+                }
+                (caps.iter().map(String::as_str).collect(), Some(outer))
+            }
+        };
         for b in &walk.blocks {
             for v in &b.vars {
                 let ty = match &v.r#type {
@@ -113,6 +193,22 @@ impl<'p> Cx<'p> {
                     .insert(v.name.as_str(), (template.len() as Slot - 1, ty));
             }
         }
+        if let Some(outer) = outer {
+            let mut named: Vec<&'p str> = (vars.reads.keys())
+                .chain(vars.writes.keys())
+                .copied()
+                .filter(|n| !vars.map.contains_key(n) && outer.map.contains_key(n))
+                .collect();
+            named.sort_unstable();
+            named.dedup();
+            for n in named {
+                let (slot, ty) = outer.get(n)?;
+                let v = outer.template.get(*slot as usize).cloned();
+                template.push(v.unwrap_or(zero_value(ty, &self.structs)?));
+                declared_in.push(OUTSIDE);
+                vars.map.insert(n, (template.len() as Slot - 1, ty.clone()));
+            }
+        }
         // A variable other than a parameter whose only writer is a `const`
         // op in the block that declares it, with no read before that op (in the block or below
         // the ops before it), holds the constant from the frame's start: every
@@ -121,7 +217,6 @@ impl<'p> Cx<'p> {
         // numbered in pre-order (an op before the ops of its sub-blocks), so
         // the reads before the op in its block or below are exactly the reads
         // numbered lower (a variable is read only where it is in scope).
-        let params: HashSet<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
         for &(b, op, num) in &walk.consts {
             let Some(name) = op.outputs.first().and_then(|o| o.args.first()) else {
                 continue;
@@ -149,29 +244,8 @@ impl<'p> Cx<'p> {
         vars.scalar_frame = template
             .iter()
             .all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
-        let template: Arc<[Value]> = template.into();
-        let mut params = Vec::with_capacity(f.params.len());
-        for p in &f.params {
-            params.push(vars.slot(&p.name)?);
-        }
-        // 2. The body.
-        let mut em = Emitter::new(self, &vars, template.clone(), nfuncs, extra);
-        em.emit_body(body)?;
-        em.push(Instr::End, None);
-        let mut go_blocks = std::mem::take(&mut em.go_blocks);
-        let func = em.finish(Arc::from(f.name.as_str()), params);
-        // 3. Its go blocks (and theirs), each a function of its own whose
-        // id its `go` instruction already holds.
-        while let Some((at, b)) = go_blocks.pop() {
-            let mut em = Emitter::new(self, &vars, template.clone(), nfuncs, extra);
-            em.emit_body(b)?;
-            em.push(Instr::End, None);
-            go_blocks.append(&mut em.go_blocks);
-            let name: Arc<str> = Arc::from(format!("{}.go{}", f.name, b.idx));
-            let go = em.finish(name, Vec::new());
-            extra[at] = go;
-        }
-        Ok(func)
+        vars.template = template.clone();
+        Ok((vars, template.into()))
     }
 
     /// Walks the blocks a function owns (its body and every block reachable
@@ -243,6 +317,14 @@ struct FuncWalk<'p> {
     writes: HashMap<&'p str, u32>,
     /// Every `const` op, with its block and pre-order number.
     consts: Vec<(&'p pb::BlockDesc, &'p pb::OpDesc, usize)>,
+}
+
+/// The variables of a frame that hold values before its body runs.
+enum Bound<'a, 'p> {
+    /// A function's parameters (declared in its body block).
+    Params(&'a [&'p str]),
+    /// A go block's captures, variables of the enclosing frame (`Vars`).
+    Captures(&'p [String], &'a Vars<'p>),
 }
 
 /// The block indices an attribute refers to.
@@ -438,7 +520,7 @@ impl<'p> Emitter<'_, 'p> {
                 let b = self.need_block(op, "block")?;
                 let captures = self.ins_slots(op, "Captures")?;
                 let device = self.opt_in(op, "Device")?;
-                let id = self.reserve_go(b);
+                let id = self.reserve_go(b, self.ins(op, "Captures"));
                 let go = Instr::Go {
                     func: id,
                     captures,

@@ -79,6 +79,17 @@ pub(super) struct Vars<'p> {
     pub konst: Vec<Option<i64>>,
     /// Whether the frame template holds only scalars (`Func::scalar_frame`).
     pub scalar_frame: bool,
+    /// The frame's template (its go blocks' captures start from it).
+    pub template: Vec<Value>,
+}
+
+/// A `go` block met while emitting a frame's code, emitted after it.
+pub(super) struct GoBlock<'p> {
+    /// Its place among the extra functions (`reserve_go`).
+    pub at: usize,
+    pub block: &'p pb::BlockDesc,
+    /// The `go`'s `Captures`: the variables of the enclosing frame it copies.
+    pub captures: &'p [String],
 }
 
 impl<'p> Cx<'p> {
@@ -219,7 +230,7 @@ pub(super) struct Emitter<'a, 'p> {
     barrier: usize,
     /// The `go` blocks met, with their places in the extra functions, to
     /// emit after this code (`reserve_go`).
-    pub go_blocks: Vec<(usize, &'p pb::BlockDesc)>,
+    pub go_blocks: Vec<GoBlock<'p>>,
 }
 
 impl<'a, 'p> Emitter<'a, 'p> {
@@ -303,10 +314,10 @@ impl<'a, 'p> Emitter<'a, 'p> {
         self.barrier = self.pc();
     }
 
-    /// The function id of `go` block `b`, emitted once this emitter is
-    /// done (`go_blocks`) as a function sharing this one's frame layout and
-    /// template: its place in the program is held by a stand-in until then.
-    pub fn reserve_go(&mut self, b: &'p pb::BlockDesc) -> FuncId {
+    /// The function id of `go` block `b` (capturing `captures`), emitted
+    /// once this emitter is done (`go_blocks`) as a function with a frame
+    /// of its own: its place in the program is held by a stand-in until then.
+    pub fn reserve_go(&mut self, b: &'p pb::BlockDesc, captures: &'p [String]) -> FuncId {
         self.extra.push(Func {
             name: Arc::from(""),
             template: self.template.clone(),
@@ -316,7 +327,11 @@ impl<'a, 'p> Emitter<'a, 'p> {
             scalar_frame: self.vars.scalar_frame,
         });
         let at = self.extra.len() - 1;
-        self.go_blocks.push((at, b));
+        self.go_blocks.push(GoBlock {
+            at,
+            block: b,
+            captures,
+        });
         (self.nfuncs + at) as FuncId
     }
 
