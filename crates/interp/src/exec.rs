@@ -751,7 +751,7 @@ pub(super) fn make_chan(
     if let Err(e) = mem.check(CHAN_BYTES + n as usize * CHAN_SLOT_BYTES) {
         return Break(out_of_memory(f, at, e));
     }
-    fs[out as usize] = Value::Chan(Box::new(ChanVal {
+    fs[out as usize] = Value::Chan(Arc::new(ChanVal {
         ch: Some(Chan::new(n as usize)),
         elem: elem.clone(),
         far: None,
@@ -850,7 +850,7 @@ pub(super) fn after(
     runtime::after(duration(ms), move || {
         let _ = c2.try_send(Value::Int(delivered));
     });
-    fs[out as usize] = Value::Chan(Box::new(ChanVal {
+    fs[out as usize] = Value::Chan(Arc::new(ChanVal {
         ch: Some(c),
         elem: sh.int_ty.clone(),
         far: None,

@@ -57,7 +57,7 @@ const CHUNK: usize = 64 << 10;
 /// (a nil channel for a period of 0, as Go's `time.Tick`).
 pub fn tick(sh: &Shared, period: Duration) -> Result<Value, RuntimeError> {
     if period.is_zero() {
-        return Ok(Value::Chan(Box::new(ChanVal {
+        return Ok(Value::Chan(Arc::new(ChanVal {
             ch: None,
             elem: sh.int_ty.clone(),
             far: None,
@@ -67,7 +67,7 @@ pub fn tick(sh: &Shared, period: Duration) -> Result<Value, RuntimeError> {
     sh.mem.check(STREAM_BYTES)?;
     let c: Chan<Value> = Chan::new(1);
     arm(c.clone(), Instant::now(), period, 1);
-    Ok(Value::Chan(Box::new(ChanVal {
+    Ok(Value::Chan(Arc::new(ChanVal {
         ch: Some(c),
         elem: sh.int_ty.clone(),
         far: None,
@@ -187,7 +187,7 @@ pub fn lines(sh: &Arc<Shared>, path: &[u8], loc: Option<SrcLoc>) -> Result<Value
     let err: Arc<ReadErr> = Arc::default();
     let task = reader(src, c.clone(), err.clone(), sh.mem, name, loc, num);
     runtime::spawn(task).map_err(RuntimeError::spawn)?;
-    Ok(Value::Chan(Box::new(ChanVal {
+    Ok(Value::Chan(Arc::new(ChanVal {
         ch: Some(c),
         elem: Arc::new(Ty::Str),
         far: None,

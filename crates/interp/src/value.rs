@@ -205,7 +205,7 @@ pub enum Value {
     Str(Arc<[u8]>),
     List(Arc<Vec<Value>>),
     Struct(Arc<Vec<Value>>),
-    Chan(Box<ChanVal>),
+    Chan(Arc<ChanVal>),
     Tensor(Box<Tensor>),
     /// A member of a collective group; `None` is the nil comm.
     Comm(Option<Box<CommVal>>),
@@ -568,7 +568,7 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
         Ty::Str => Value::empty_str(),
         Ty::Tensor => Value::Tensor(Box::default()),
         Ty::Comm => Value::Comm(None),
-        Ty::Chan(e) => Value::Chan(Box::new(ChanVal {
+        Ty::Chan(e) => Value::Chan(Arc::new(ChanVal {
             ch: None,
             elem: e.clone(),
             far: None,
@@ -598,7 +598,7 @@ mod tests {
     use super::*;
 
     fn chan_of(elem: Ty, cap: usize) -> Value {
-        Value::Chan(Box::new(ChanVal {
+        Value::Chan(Arc::new(ChanVal {
             ch: Some(Chan::new(cap)),
             elem: Arc::new(elem),
             far: None,

@@ -325,7 +325,7 @@ impl<'a> Reader<'a> {
                         (None, Some(Box::new(far)))
                     }
                 };
-                Value::Chan(Box::new(ChanVal {
+                Value::Chan(Arc::new(ChanVal {
                     ch,
                     elem,
                     far,
@@ -674,7 +674,7 @@ mod tests {
     fn a_channel_comes_back_as_itself() {
         let p = procs(World::solo());
         let ch = Chan::<Value>::new(3);
-        let v = Value::Chan(Box::new(ChanVal {
+        let v = Value::Chan(Arc::new(ChanVal {
             ch: Some(ch.clone()),
             elem: Arc::new(Ty::List(Arc::new(Ty::Int))),
             far: None,
