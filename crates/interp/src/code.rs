@@ -9,7 +9,8 @@
 //! - `locs[pc]` is the source location of the op that produced `code[pc]`;
 //! - a `go` block is its own `Func` with a frame of its own whose first
 //!   slots are its captures, in the order its `Go` instruction lists them;
-//! - the last template slot is the junk slot (see `lower.rs`).
+//! - the last template slot is the junk slot (see `lower.rs`) when an
+//!   instruction writes to it; a frame none writes to has no junk slot.
 //!
 //! The instruction set imports nothing from the executor or the lowering:
 //! only values (`value.rs`).

@@ -139,7 +139,8 @@ impl<'p> Cx<'p> {
     /// (for a go block) any variable of an enclosing frame it names but
     /// does not capture (the verifier rules that out; such a slot starts
     /// as the enclosing frame's template value, as the block would have
-    /// seen in a copy of that frame), and last the junk slot. Constants
+    /// seen in a copy of that frame), and last the junk slot (dropped if
+    /// unused, `Emitter::finish`). Constants
     /// hoisted into the template are marked in the `Vars`.
     fn layout(
         &mut self,
@@ -152,6 +153,7 @@ impl<'p> Cx<'p> {
             fname,
             map: HashMap::new(),
             junk: 0,
+            junk_used: Default::default(),
             reads: walk.reads,
             writes: walk.writes,
             hoisted: HashSet::new(),

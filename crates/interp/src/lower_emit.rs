@@ -64,8 +64,11 @@ pub(super) struct Cx<'p> {
 pub(super) struct Vars<'p> {
     pub fname: &'p str,
     pub map: HashMap<&'p str, (Slot, Ty)>,
-    /// The slot that `_` outputs write to.
+    /// The slot that `_` outputs write to: the last of the template, and
+    /// dropped from it when no instruction writes to it (`junk_used`).
     pub junk: Slot,
+    /// Whether an instruction was given the junk slot (`Emitter::out1`).
+    pub junk_used: std::cell::Cell<bool>,
     /// How many op inputs read each variable (over the whole function),
     /// and the pre-order number of the first op that reads it (`lower.rs`).
     pub reads: HashMap<&'p str, (u32, usize)>,
@@ -257,10 +260,16 @@ impl<'a, 'p> Emitter<'a, 'p> {
 
     pub(super) fn finish(mut self, name: Arc<str>, params: Vec<Slot>) -> Func {
         peephole::optimize(&mut self.code, &self.vars.konst);
+        // A frame no `_` output writes to needs no junk slot: every task
+        // holds its frame while it is blocked, so the slot is not kept.
+        let template = match self.template.split_last() {
+            Some((_, rest)) if !self.vars.junk_used.get() => Arc::from(rest),
+            _ => self.template,
+        };
         Func {
             name,
             scalar_frame: self.vars.scalar_frame,
-            template: self.template,
+            template,
             params,
             code: self.code,
             locs: self.locs,
@@ -448,7 +457,10 @@ impl<'a, 'p> Emitter<'a, 'p> {
 
     /// An output; `_` and a missing output go to the junk slot.
     pub fn out1(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Slot, LowerError> {
-        Ok(self.opt_out(op, slot)?.unwrap_or(self.vars.junk))
+        Ok(self.opt_out(op, slot)?.unwrap_or_else(|| {
+            self.vars.junk_used.set(true);
+            self.vars.junk
+        }))
     }
 
     pub fn opt_out(&self, op: &'p pb::OpDesc, slot: &str) -> Result<Option<Slot>, LowerError> {

@@ -271,6 +271,36 @@ pub(super) enum Wait {
     },
 }
 
+impl Wait {
+    /// The channel slot, value and instruction of a `Send` or `FarSend`.
+    /// Taking the `Wait` whole, rather than moving the value out of it in
+    /// a `match`, is what lets `run_task`'s future drop the `Wait` before
+    /// it awaits (a local partly moved out, or borrowed, is kept across
+    /// the await).
+    pub fn into_send(self) -> Option<(Slot, Value, usize)> {
+        match self {
+            Wait::Send { ch, val, at } | Wait::FarSend { ch, val, at } => Some((ch, val, at)),
+            _ => None,
+        }
+    }
+
+    /// The call and instruction of a `Collective` (as `into_send`).
+    pub fn into_collective(self) -> Option<(Box<CollWait>, usize)> {
+        match self {
+            Wait::Collective { call, at } => Some((call, at)),
+            _ => None,
+        }
+    }
+
+    /// The op, operands and instruction of a `Tensor` (as `into_send`).
+    pub fn into_tensor(self) -> Option<(TensorOp, Box<[Value]>, usize)> {
+        match self {
+            Wait::Tensor { op, args, at } => Some((op, args, at)),
+            _ => None,
+        }
+    }
+}
+
 /// What a member brings to a collective.
 pub(super) struct CollWait {
     pub comm: CommVal,

@@ -127,182 +127,218 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
             let bug = InternalError::NoFunction(entry);
             return sh.end_failed(Failure::at(None, 0, bug.into()));
         }
-        let prog = &sh.prog;
         if runtime::tracing() {
-            runtime::set_task_name(trace_name(prog, entry));
+            runtime::set_task_name(trace_name(&sh.prog, entry));
             runtime::set_task_device(st.device.clone());
         }
         st.rng = fastrand::Rng::with_seed(mix(sh.seed, runtime::current_task()));
         // The context every wait of this task parks with (one allocation).
         let mut slot = WaitSlot::new();
         loop {
-            // Whether the wait below parks the task: a channel wait that
-            // queued in `slot`, a sleep, a kernel.
+            // Whether the wait below queued in `slot`.
             let waits = slot.waits();
-            let mut parked = false;
-            // Received tensors whose values the task must wait for, and the
-            // instruction that received them: awaited in one place below, so
-            // the task's future holds that wait's state once, not once per arm.
-            let mut ready: Option<(InFlight, usize)> = None;
-            match step(&sh, &mut st) {
-                Wait::Returned => return TaskEnd::Returned,
-                Wait::Exit(code) => return TaskEnd::Exit(code),
-                Wait::Fail(f) => return sh.end_failed(*f),
-                Wait::Yield => {
-                    if sh.test.is_some() {
-                        // A controlled run's preemption point: where the task is.
-                        let site = site_of(st.cur, st.pc).unwrap_or(0);
-                        Box::pin(runtime::sched_point(Op::local(OpKind::Yield, site))).await;
-                    } else {
-                        runtime::yield_now().await;
-                    }
-                }
-                // Boxed: only a controlled run stops at points, and every
-                // ordinary task's future stays as small as without them.
-                Wait::Point { at } => {
-                    match Box::pin(control::point(&sh, &mut st, at, &mut slot)).await {
-                        Ok(t) => ready = t.map(|t| (t, at + 1)),
-                        Err(f) => return sh.end_failed(f),
-                    }
-                }
-                Wait::Nil { at } => {
-                    st.record_wait(prog, WaitKind::NilChan, at);
-                    std::future::pending::<()>().await;
-                }
-                Wait::Send { ch, val, at } => {
-                    let Some(c) = chan_at(&st, ch) else {
-                        let bug = InternalError::LostChannel("send");
-                        return sh.end_failed(st.failure(prog, at, bug.into()));
-                    };
-                    st.record_wait(prog, WaitKind::ChanSend, at);
-                    let r = c.send_in(val, &mut slot).await;
-                    runtime::clear_wait();
-                    if r.is_err() {
-                        return sh.end_failed(st.failure(prog, at, RuntimeError::SendOnClosed));
-                    }
-                }
-                Wait::Recv { ch, at } => {
-                    let Some(c) = chan_at(&st, ch) else {
-                        let bug = InternalError::LostChannel("receive");
-                        return sh.end_failed(st.failure(prog, at, bug.into()));
-                    };
-                    st.record_wait(prog, WaitKind::ChanRecv, at);
-                    let got = c.recv_in(&mut slot).await;
-                    runtime::clear_wait();
-                    match recv_done(&mut st, prog, at, got) {
-                        Ok(t) => ready = t.map(|t| (t, at)),
-                        Err(f) => return sh.end_failed(f),
-                    }
-                }
-                Wait::Select { at } => {
-                    let Some(f) = st.func(prog) else {
-                        let bug = InternalError::NoFunction(st.cur);
-                        return sh.end_failed(Failure::at(None, at, bug.into()));
-                    };
-                    let Some(Instr::Select { cases, .. }) = f.code.get(at) else {
-                        let bug = InternalError::LostInstruction("select");
-                        return sh.end_failed(Failure::at(Some(f), at, bug.into()));
-                    };
-                    let fs = st.stack.get(st.base..).unwrap_or_default();
-                    let src = match FrameCases::new(cases, fs) {
-                        Ok(src) => src,
-                        Err(e) => return sh.end_failed(Failure::at(Some(f), at, e)),
-                    };
-                    let cur = st.cur;
-                    let chosen = select_wait(select_on(&src, &mut st.rng, &mut slot), || {
-                        record_wait_in(cur, f, WaitKind::Select, at)
-                    })
-                    .await;
-                    // Completed as `step` completes a select with a default.
-                    match complete_select(st.frame_mut(), f, at, cases, chosen) {
-                        Ok((target, pending)) => {
-                            st.pc = target;
-                            ready = pending.map(|t| (t, at));
+            // What each wait leaves (its arm's value, so that neither is
+            // kept across the other arms' awaits, which would put it in
+            // every state of the future, docs/architecture.md): received
+            // tensors whose values the task must wait for, with the
+            // instruction that received them (awaited in one place below,
+            // so the future holds that wait's state once, not once per
+            // arm), and whether the wait parked the task (a sleep, a
+            // kernel, another process).
+            //
+            // The `Wait` itself is dropped (moved as a whole) before each
+            // arm's await: a local that is only partly moved out, or not
+            // at all, would be kept in the future's state across every
+            // await, 40 bytes in every blocked task.
+            let (ready, parked): (Option<(InFlight, usize)>, bool) = {
+                let w = step(&sh, &mut st);
+                match w {
+                    Wait::Returned => return TaskEnd::Returned,
+                    Wait::Exit(code) => return TaskEnd::Exit(code),
+                    Wait::Fail(f) => return sh.end_failed(*f),
+                    Wait::Yield => {
+                        drop(w);
+                        if sh.test.is_some() {
+                            // A controlled run's preemption point: where the task is.
+                            let site = site_of(st.cur, st.pc).unwrap_or(0);
+                            Box::pin(runtime::sched_point(Op::local(OpKind::Yield, site))).await;
+                        } else {
+                            runtime::yield_now().await;
                         }
-                        Err(f) => return sh.end_failed(f),
+                        (None, false)
                     }
-                }
-                Wait::Sleep { dur, at } => {
-                    if let Err(e) = sh.mem.check(TIMER_BYTES) {
-                        return sh.end_failed(st.failure(prog, at, e.into()));
+                    // Boxed: only a controlled run stops at points, and every
+                    // ordinary task's future stays as small as without them.
+                    Wait::Point { at } => {
+                        drop(w);
+                        match Box::pin(control::point(&sh, &mut st, at, &mut slot)).await {
+                            Ok(t) => (t.map(|t| (t, at + 1)), false),
+                            Err(f) => return sh.end_failed(f),
+                        }
                     }
-                    st.record_wait(prog, WaitKind::Sleep, at);
-                    runtime::sleep(dur).await;
-                    parked = true;
-                    runtime::clear_wait();
-                }
-                Wait::Ready { t, at } => ready = Some((t, at)),
-                Wait::Tensor { op, args, at } => {
-                    // A compute pool thread or a device will wake this task: the
-                    // run is not deadlocked while it waits.
-                    let _hold = runtime::external_wait();
-                    parked = true;
-                    let place = tensor_ops::Place {
-                        here: &st.device,
-                        strict: sh.strict_placement,
-                    };
-                    let done =
-                        match Box::pin(tensor_ops::run(op, args.into_vec(), sh.mem, place)).await {
-                            Ok(v) => write_out(&mut st, prog, at, v),
-                            Err(e) => Err(st.failure(prog, at, e)),
+                    Wait::Nil { at } => {
+                        drop(w);
+                        st.record_wait(&sh.prog, WaitKind::NilChan, at);
+                        std::future::pending::<()>().await;
+                        (None, false)
+                    }
+                    Wait::Send { .. } => {
+                        let Some((ch, val, at)) = w.into_send() else {
+                            return lost(&sh, "send");
                         };
-                    if let Err(f) = done {
-                        return sh.end_failed(f);
+                        let Some(c) = chan_at(&st, ch) else {
+                            let bug = InternalError::LostChannel("send");
+                            return sh.end_failed(st.failure(&sh.prog, at, bug.into()));
+                        };
+                        st.record_wait(&sh.prog, WaitKind::ChanSend, at);
+                        let r = c.send_in(val, &mut slot).await;
+                        runtime::clear_wait();
+                        if r.is_err() {
+                            let e = RuntimeError::SendOnClosed;
+                            return sh.end_failed(st.failure(&sh.prog, at, e));
+                        }
+                        (None, false)
+                    }
+                    Wait::Recv { ch, at } => {
+                        drop(w);
+                        let Some(c) = chan_at(&st, ch) else {
+                            let bug = InternalError::LostChannel("receive");
+                            return sh.end_failed(st.failure(&sh.prog, at, bug.into()));
+                        };
+                        st.record_wait(&sh.prog, WaitKind::ChanRecv, at);
+                        let got = c.recv_in(&mut slot).await;
+                        runtime::clear_wait();
+                        match recv_done(&mut st, &sh.prog, at, got) {
+                            Ok(t) => (t.map(|t| (t, at)), false),
+                            Err(f) => return sh.end_failed(f),
+                        }
+                    }
+                    Wait::Select { at } => {
+                        drop(w);
+                        let prog = &sh.prog;
+                        let Some(f) = st.func(prog) else {
+                            let bug = InternalError::NoFunction(st.cur);
+                            return sh.end_failed(Failure::at(None, at, bug.into()));
+                        };
+                        let Some(Instr::Select { cases, .. }) = f.code.get(at) else {
+                            let bug = InternalError::LostInstruction("select");
+                            return sh.end_failed(Failure::at(Some(f), at, bug.into()));
+                        };
+                        let fs = st.stack.get(st.base..).unwrap_or_default();
+                        let src = match FrameCases::new(cases, fs) {
+                            Ok(src) => src,
+                            Err(e) => return sh.end_failed(Failure::at(Some(f), at, e)),
+                        };
+                        let cur = st.cur;
+                        let chosen =
+                            select_wait(select_on(&src, &mut st.rng, &mut slot), move || {
+                                record_wait_in(cur, f, WaitKind::Select, at)
+                            })
+                            .await;
+                        // Completed as `step` completes a select with a default.
+                        match complete_select(st.frame_mut(), f, at, cases, chosen) {
+                            Ok((target, pending)) => {
+                                st.pc = target;
+                                (pending.map(|t| (t, at)), false)
+                            }
+                            Err(f) => return sh.end_failed(f),
+                        }
+                    }
+                    Wait::Sleep { dur, at } => {
+                        drop(w);
+                        if let Err(e) = sh.mem.check(TIMER_BYTES) {
+                            return sh.end_failed(st.failure(&sh.prog, at, e.into()));
+                        }
+                        st.record_wait(&sh.prog, WaitKind::Sleep, at);
+                        runtime::sleep(dur).await;
+                        runtime::clear_wait();
+                        (None, true)
+                    }
+                    Wait::Ready { t, at } => (Some((t, at)), false),
+                    Wait::Tensor { .. } => {
+                        let Some((op, args, at)) = w.into_tensor() else {
+                            return lost(&sh, "tensor op");
+                        };
+                        // A compute pool thread or a device will wake this task: the
+                        // run is not deadlocked while it waits.
+                        let _hold = runtime::external_wait();
+                        let place = tensor_ops::Place {
+                            here: &st.device,
+                            strict: sh.strict_placement,
+                        };
+                        let done =
+                            match Box::pin(tensor_ops::run(op, args.into_vec(), sh.mem, place))
+                                .await
+                            {
+                                Ok(v) => write_out(&mut st, &sh.prog, at, v),
+                                Err(e) => Err(st.failure(&sh.prog, at, e)),
+                            };
+                        if let Err(f) = done {
+                            return sh.end_failed(f);
+                        }
+                        (None, true)
+                    }
+                    Wait::FarSend { .. } => {
+                        let Some((ch, val, at)) = w.into_send() else {
+                            return lost(&sh, "send");
+                        };
+                        let Some(far) = far_at(&st, ch) else {
+                            let bug = InternalError::LostChannel("send");
+                            return sh.end_failed(st.failure(&sh.prog, at, bug.into()));
+                        };
+                        st.record_wait(&sh.prog, WaitKind::ChanSend, at);
+                        let r = Box::pin(xproc::send(&far, val, sh.mem)).await;
+                        runtime::clear_wait();
+                        if let Err(e) = r {
+                            return sh.end_failed(st.failure(&sh.prog, at, e));
+                        }
+                        (None, true)
+                    }
+                    Wait::FarRecv { ch, at } => {
+                        drop(w);
+                        let Some(far) = far_at(&st, ch) else {
+                            let bug = InternalError::LostChannel("receive");
+                            return sh.end_failed(st.failure(&sh.prog, at, bug.into()));
+                        };
+                        st.record_wait(&sh.prog, WaitKind::ChanRecv, at);
+                        let got = Box::pin(xproc::recv(&far)).await;
+                        runtime::clear_wait();
+                        let got = match got {
+                            Ok(v) => v,
+                            Err(e) => return sh.end_failed(st.failure(&sh.prog, at, e)),
+                        };
+                        match recv_done(&mut st, &sh.prog, at, got) {
+                            Ok(t) => (t.map(|t| (t, at)), true),
+                            Err(f) => return sh.end_failed(f),
+                        }
+                    }
+                    Wait::FarClose { ch, at } => {
+                        drop(w);
+                        let Some(far) = far_at(&st, ch) else {
+                            let bug = InternalError::LostChannel("close");
+                            return sh.end_failed(st.failure(&sh.prog, at, bug.into()));
+                        };
+                        if let Err(e) = Box::pin(xproc::close(&far)).await {
+                            return sh.end_failed(st.failure(&sh.prog, at, e));
+                        }
+                        (None, true)
+                    }
+                    Wait::Collective { .. } => {
+                        let Some((call, at)) = w.into_collective() else {
+                            return lost(&sh, "collective");
+                        };
+                        // Boxed: collectives are rare, and the task's future (what
+                        // every task holds) stays as small as without them.
+                        if let Err(f) = Box::pin(collective(&sh, &mut st, *call, at)).await {
+                            return sh.end_failed(f);
+                        }
+                        (None, true)
                     }
                 }
-                Wait::FarSend { ch, val, at } => {
-                    parked = true;
-                    let Some(far) = far_at(&st, ch) else {
-                        let bug = InternalError::LostChannel("send");
-                        return sh.end_failed(st.failure(prog, at, bug.into()));
-                    };
-                    st.record_wait(prog, WaitKind::ChanSend, at);
-                    let r = Box::pin(xproc::send(&far, val, sh.mem)).await;
-                    runtime::clear_wait();
-                    if let Err(e) = r {
-                        return sh.end_failed(st.failure(prog, at, e));
-                    }
-                }
-                Wait::FarRecv { ch, at } => {
-                    parked = true;
-                    let Some(far) = far_at(&st, ch) else {
-                        let bug = InternalError::LostChannel("receive");
-                        return sh.end_failed(st.failure(prog, at, bug.into()));
-                    };
-                    st.record_wait(prog, WaitKind::ChanRecv, at);
-                    let got = Box::pin(xproc::recv(&far)).await;
-                    runtime::clear_wait();
-                    let got = match got {
-                        Ok(v) => v,
-                        Err(e) => return sh.end_failed(st.failure(prog, at, e)),
-                    };
-                    match recv_done(&mut st, prog, at, got) {
-                        Ok(t) => ready = t.map(|t| (t, at)),
-                        Err(f) => return sh.end_failed(f),
-                    }
-                }
-                Wait::FarClose { ch, at } => {
-                    parked = true;
-                    let Some(far) = far_at(&st, ch) else {
-                        let bug = InternalError::LostChannel("close");
-                        return sh.end_failed(st.failure(prog, at, bug.into()));
-                    };
-                    if let Err(e) = Box::pin(xproc::close(&far)).await {
-                        return sh.end_failed(st.failure(prog, at, e));
-                    }
-                }
-                Wait::Collective { call, at } => {
-                    parked = true;
-                    // Boxed: collectives are rare, and the task's future (what
-                    // every task holds) stays as small as without them.
-                    if let Err(f) = Box::pin(collective(&sh, &mut st, *call, at)).await {
-                        return sh.end_failed(f);
-                    }
-                }
-            }
+            };
             if let Some((t, at)) = ready {
                 if let Err(e) = wait_ready(&t.0).await {
-                    return sh.end_failed(st.failure(prog, at, e));
+                    return sh.end_failed(st.failure(&sh.prog, at, e));
                 }
             }
             if parked || slot.waits() != waits {
@@ -318,6 +354,14 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
             }
         }
     }
+}
+
+/// The end of a task whose `Wait` was not of the kind its arm matched (a
+/// bug in Weft).
+#[cold]
+fn lost(sh: &Shared, what: &'static str) -> TaskEnd {
+    let bug = InternalError::LostInstruction(what);
+    sh.end_failed(Failure::at(None, 0, bug.into()))
 }
 
 /// The channel in slot `slot` of the current frame (`None`: nil, or not
