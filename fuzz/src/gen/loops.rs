@@ -48,7 +48,9 @@ pub fn loop_program(u: &mut Unstructured) -> Result<String> {
         let b = if g.u.arbitrary()? { "true" } else { "false" };
         g.line(&format!("{v} := {b}"));
     }
-    let n = g.u.int_in_range(0..=3000i64)?;
+    let n =
+        g.u.int_in_range(0..=3000i64)?
+            .max(g.u.int_in_range(0..=3000i64)?);
     g.line(&format!("n := {n}"));
     g.counted_loop(true)?;
     g.line("print(a, b, c, d, p, q)");
@@ -117,7 +119,7 @@ impl G<'_, '_> {
                 let op = *self.u.choose(&["=", "=", "+=", "-=", "*=", "/=", "%="])?;
                 let e = match op {
                     "/=" | "%=" => self.divisor(e)?,
-                    _ => e,
+                    _ => e.0,
                 };
                 self.line(&format!("{v} {op} {e}"));
             }
@@ -147,7 +149,9 @@ impl G<'_, '_> {
             }
             15 if in_loop => {
                 let c = self.cond(2)?;
-                let what = *self.u.choose(&["break", "continue", "continue"])?;
+                let what = *self
+                    .u
+                    .choose(&["break", "continue", "continue", "continue"])?;
                 self.line(&format!("if {c} {{"));
                 self.depth += 1;
                 self.line(what);
@@ -180,47 +184,62 @@ impl G<'_, '_> {
         })
     }
 
-    /// `(e | 1)` mostly (never zero), `e` now and then.
-    fn divisor(&mut self, e: String) -> Result<String> {
-        Ok(if self.u.ratio(1, 8)? {
+    /// `(e | 1)` mostly (never zero), `e` now and then unless it is a
+    /// constant (a constant division by zero does not compile).
+    fn divisor(&mut self, (e, k): (String, bool)) -> Result<String> {
+        Ok(if !k && self.u.ratio(1, 8)? {
             format!("({e})")
         } else {
             format!("(({e}) | 1)")
         })
     }
 
-    fn int_expr(&mut self, depth: u32) -> Result<String> {
+    /// An int expression, and whether it is a constant. Two constants are
+    /// never combined (Go's constant arithmetic is exact, so an overflow
+    /// would not compile).
+    fn int_expr(&mut self, depth: u32) -> Result<(String, bool)> {
         if depth == 0 || self.u.ratio(1, 3)? {
             return self.int_leaf();
         }
         Ok(match self.u.int_in_range(0..=12)? {
-            0 => format!("-{}", self.int_leaf()?),
-            1 => format!("^{}", self.int_leaf()?),
+            0 => (format!("-{}", self.int_var()?), false),
+            1 => (format!("^{}", self.int_var()?), false),
             k => {
                 let op = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "+"][k as usize - 2];
-                let x = self.int_expr(depth - 1)?;
-                let y = self.int_expr(depth - 1)?;
+                let (x, kx) = self.int_expr(depth - 1)?;
+                let (y, ky) = if kx {
+                    (self.int_var()?, false)
+                } else {
+                    self.int_expr(depth - 1)?
+                };
                 let y = match op {
-                    "/" | "%" => self.divisor(y)?,
-                    "<<" | ">>" if !self.u.ratio(1, 8)? => format!("(({y}) & 63)"),
+                    "/" | "%" => self.divisor((y, ky))?,
+                    "<<" | ">>" if ky || !self.u.ratio(1, 8)? => format!("(({y}) & 63)"),
                     _ => format!("({y})"),
                 };
-                format!("({x} {op} {y})")
+                (format!("({x} {op} {y})"), false)
             }
         })
     }
 
-    fn int_leaf(&mut self) -> Result<String> {
-        Ok(match self.u.int_in_range(0..=5)? {
-            0..=2 => (*self.u.choose(&INTS)?).to_string(),
-            3 if !self.counters.is_empty() => self.u.choose(&self.counters)?.clone(),
-            _ => {
-                let l = self.literal()?;
-                if l.starts_with('-') {
-                    format!("({l})")
-                } else {
-                    l
-                }
+    /// A variable: one of the ints or a loop counter.
+    fn int_var(&mut self) -> Result<String> {
+        Ok(if !self.counters.is_empty() && self.u.ratio(1, 4)? {
+            self.u.choose(&self.counters)?.clone()
+        } else {
+            (*self.u.choose(&INTS)?).to_string()
+        })
+    }
+
+    fn int_leaf(&mut self) -> Result<(String, bool)> {
+        Ok(if self.u.ratio(2, 3)? {
+            (self.int_var()?, false)
+        } else {
+            let l = self.literal()?;
+            if l.starts_with('-') {
+                (format!("({l})"), true)
+            } else {
+                (l, true)
             }
         })
     }
@@ -234,8 +253,12 @@ impl G<'_, '_> {
         Ok(match k {
             0..=2 => {
                 let op = *self.u.choose(&["<", "<=", ">", ">=", "==", "!="])?;
-                let x = self.int_expr(1)?;
-                let y = self.int_expr(1)?;
+                let (x, k) = self.int_expr(1)?;
+                let y = if k {
+                    self.int_var()?
+                } else {
+                    self.int_expr(1)?.0
+                };
                 format!("{x} {op} {y}")
             }
             3 => (*self.u.choose(&BOOLS)?).to_string(),

@@ -147,6 +147,16 @@ impl Slots<'_> {
     }
 }
 
+/// The type of a comparison's operands the JIT compiles: ints, or bools
+/// compared by `==` or `!=` (as 0 and 1).
+fn cmp_kind(op: CmpOp, kind: CmpKind) -> Option<Kind> {
+    match kind {
+        CmpKind::Int => Some(Kind::Int),
+        CmpKind::Other if matches!(op, CmpOp::Eq | CmpOp::Ne) => Some(Kind::Bool),
+        _ => None,
+    }
+}
+
 /// Whether instruction `i` is an unconditional back edge to `h`.
 fn back_edge_to(code: &[Instr], i: usize, h: usize) -> bool {
     let to = match &code[i] {
@@ -239,11 +249,7 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
                 y,
                 out,
             } => {
-                let k = match kind {
-                    CmpKind::Int => Int,
-                    CmpKind::Other if matches!(op, CmpOp::Eq | CmpOp::Ne) => Bool,
-                    _ => return None,
-                };
+                let k = cmp_kind(*op, *kind)?;
                 Op::Cmp {
                     op: *op,
                     x: s.get(*x, k)?,
@@ -261,18 +267,15 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
                 cond: s.get(*cond, Bool)?,
                 to: *to as usize,
             },
-            Instr::CmpJump {
-                op,
-                kind: CmpKind::Int,
-                x,
-                y,
-                to,
-            } => Op::CmpJump {
-                op: *op,
-                x: s.get(*x, Int)?,
-                y: s.get(*y, Int)?,
-                to: *to as usize,
-            },
+            Instr::CmpJump { op, kind, x, y, to } => {
+                let k = cmp_kind(*op, *kind)?;
+                Op::CmpJump {
+                    op: *op,
+                    x: s.get(*x, k)?,
+                    y: s.get(*y, k)?,
+                    to: *to as usize,
+                }
+            }
             Instr::CmpJumpK { op, x, k, to } => Op::CmpJumpK {
                 op: *op,
                 x: s.get(*x, Int)?,
