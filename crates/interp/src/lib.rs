@@ -27,7 +27,8 @@
 //! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output` |
 //! | `stream.rs`       | `tick` and `lines`: channels filled by the runtime's timers and poller | `value`, `error`, `ops`, `state`, `lib_ops` |
 //! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
-//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `lib_ops`, `stream`, `frame`, `state`, `complete` |
+//! | `jit/`            | the loop JIT: hot integer loops compiled with Cranelift (`region.rs`, `codegen.rs`) | `code`, `value`, `frame`, `state` |
+//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `lib_ops`, `stream`, `frame`, `state`, `complete`, `jit` |
 //! | `control.rs`      | the test-mode half: scheduling points of a controlled run (`weft test`), its `select`, `rand`, `perm` | `code`, `value`, `error`, `state`, `complete`, `exec` |
 //! | `coll_ops.rs`     | collectives: values to `weft_coll`'s data and back, tensors without copies | `code`, `value`, `error`, `tensor_ops` |
 //! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `coll_ops`, `state`, `complete`, `exec`, `control`, `xproc` |
