@@ -285,9 +285,9 @@ impl Gen<'_> {
         let flags = MemFlags::trusted();
         for (status, bk) in exits {
             self.b.switch_to_block(bk);
-            for i in 0..self.vars.len() {
-                if self.written[i] {
-                    let v = self.b.use_var(self.vars[i]);
+            for (i, (&var, &w)) in self.vars.iter().zip(&self.written).enumerate() {
+                if w {
+                    let v = self.b.use_var(var);
                     self.b.ins().store(flags, v, self.buf, (8 * i) as i32);
                 }
             }
