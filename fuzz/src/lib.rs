@@ -7,6 +7,7 @@
 //! | `frontend`      | UTF-8 text | `weft_lang::compile` gives a program that verifies, or diagnostics that render; never a panic or hang |
 //! | `run_random`    | bytes driving [`gen::random_program`] | the program verifies and its run ends (return, exit, panic or deadlock as values) within [`RUN_TIMEOUT`] |
 //! | `differential`  | bytes driving [`gen::kahn_program`] | one worker and several print the same and end the same way |
+//! | `jit`           | bytes driving [`gen::loop_program`] | the loop JIT on and off print the same and end the same way |
 //!
 //! The watchdog turns a hang into an abort with the program's dump on
 //! stderr, which libFuzzer saves as a crash (its own `-timeout` is the
@@ -36,11 +37,17 @@ pub struct Observed {
 /// captured, under a watchdog that aborts (with the program's dump) after
 /// [`RUN_TIMEOUT`]. A program that verifies must load: a load error panics.
 pub fn run_watched(p: &ProgramDesc, workers: usize, seed: u64) -> Observed {
+    run_watched_with(p, workers, seed, weft_interp::jit_enabled())
+}
+
+/// [`run_watched`] with the loop JIT on or off (`RunConfig::jit`).
+pub fn run_watched_with(p: &ProgramDesc, workers: usize, seed: u64, jit: bool) -> Observed {
     let cfg = RunConfig {
         workers,
         seed,
         capture: true,
         max_tasks: Some(gen::MAX_TASKS),
+        jit,
         ..RunConfig::default()
     };
     let (done, wait) = mpsc::channel::<()>();

@@ -44,6 +44,7 @@ use super::code::{
 use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
+use super::jit;
 use super::lib_ops;
 use super::ops::{self, kind_error};
 use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
@@ -121,6 +122,27 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 match $e {
                     Ok(v) => v,
                     Err(e) => break 'run fail(f, at, e),
+                }
+            };
+        }
+        // A loop's back edge to `top` just spent budget, and the task goes
+        // on: every `LIFO_CHECK` units, offer the loop to the JIT, which
+        // may run it compiled from `top` (docs/interpreter.md, "The loop
+        // JIT").
+        macro_rules! hot {
+            ($top:expr) => {
+                if budget.is_multiple_of(LIFO_CHECK) && sh.jit {
+                    match jit::enter(prog, *cur, f, $top, fs, budget) {
+                        jit::Entered::No => {}
+                        jit::Entered::At(p) => {
+                            pc = p;
+                            continue 'run;
+                        }
+                        jit::Entered::Yield(p) => {
+                            pc = p;
+                            break 'run Wait::Yield;
+                        }
+                    }
                 }
             };
         }
@@ -416,8 +438,11 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Jump { to } => {
                 let to = *to as usize;
                 pc = to;
-                if to <= at && spend(budget) {
-                    break 'run Wait::Yield;
+                if to <= at {
+                    if spend(budget) {
+                        break 'run Wait::Yield;
+                    }
+                    hot!(to);
                 }
             }
             Instr::CmpJump { op, kind, x, y, to } => {
@@ -484,6 +509,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 if spend(budget) {
                     break 'run Wait::Yield;
                 }
+                hot!(pc);
                 // The condition: as the `CmpJumpK` at `top` does.
                 if let Value::Int(c) = &s!(*cx) {
                     pc = if ops::ord(*op, c, bound) {
@@ -512,6 +538,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 if spend(budget) {
                     break 'run Wait::Yield;
                 }
+                hot!(pc);
                 if let (Value::Int(a), Value::Int(b)) = (&s!(*cx), &s!(*cy)) {
                     pc = if ops::ord(*op, a, b) {
                         pc + 1

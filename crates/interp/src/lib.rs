@@ -27,7 +27,8 @@
 //! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output` |
 //! | `stream.rs`       | `tick` and `lines`: channels filled by the runtime's timers and poller | `value`, `error`, `ops`, `state`, `lib_ops` |
 //! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
-//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `lib_ops`, `stream`, `frame`, `state`, `complete` |
+//! | `jit/`            | the loop JIT: hot integer loops compiled with Cranelift (`region.rs`, `codegen.rs`) | `code`, `value`, `frame`, `state` |
+//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `lib_ops`, `stream`, `frame`, `state`, `complete`, `jit` |
 //! | `control.rs`      | the test-mode half: scheduling points of a controlled run (`weft test`), its `select`, `rand`, `perm` | `code`, `value`, `error`, `state`, `complete`, `exec` |
 //! | `coll_ops.rs`     | collectives: values to `weft_coll`'s data and back, tensors without copies | `code`, `value`, `error`, `tensor_ops` |
 //! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `coll_ops`, `state`, `complete`, `exec`, `control`, `xproc` |
@@ -49,6 +50,7 @@ mod error;
 mod exec;
 mod fmt_float;
 mod frame;
+mod jit;
 mod lib_ops;
 mod lower;
 mod lower_emit;
@@ -80,6 +82,9 @@ use weft_rt::{self as runtime, Chooser, ControlConfig, ControlRun, Runtime, SrcL
 pub use code::Program;
 pub use error::{InternalError, RuntimeError, SliceBounds};
 pub use fmt_float::format_float;
+/// Whether the environment leaves the loop JIT on (unless `WEFT_JIT=0`):
+/// `RunConfig::default()`'s `jit`.
+pub use jit::enabled as jit_enabled;
 pub use lower::{lower, lower_for_tests, LowerError};
 pub use report::{render_outcome, Report, RunOutcome, EXIT_INTERNAL};
 pub use value::{Ty, Value};
@@ -122,6 +127,11 @@ pub struct RunConfig {
     /// `mpirun` started ([`join_processes`]); tests join simulated
     /// processes (`weft_mpi::in_memory`).
     pub joined: Option<Joined>,
+    /// Compile hot integer loops to machine code (the loop JIT,
+    /// docs/interpreter.md): on by default, off when the environment has
+    /// `WEFT_JIT=0`. Off, the interpreter runs everything; the output and
+    /// failures are the same either way.
+    pub jit: bool,
 }
 
 /// One process of a program of several: its member of `world()`, and the
@@ -170,6 +180,7 @@ impl Default for RunConfig {
             max_memory: None,
             strict_placement: false,
             joined: None,
+            jit: jit::enabled(),
         }
     }
 }
@@ -183,6 +194,8 @@ pub struct RunResult {
     pub rank: Option<usize>,
     /// The program's output when `RunConfig::capture` was set (else empty).
     pub output: Vec<u8>,
+    /// How many loops the JIT compiled during the run (0 with it off).
+    pub jit_regions: usize,
 }
 
 /// Why a program could not start.
@@ -225,6 +238,7 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         task_bytes: task::task_bytes(),
         test: None,
         strict_placement: cfg.strict_placement,
+        jit: cfg.jit,
         auto_turn: AtomicUsize::new(0),
         world: match &cfg.joined {
             Some(j) => Some(CommVal::World(xproc::procs(j.world.clone()))),
@@ -295,6 +309,7 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         outcome,
         rank,
         output,
+        jit_regions: jit::compiled(&sh.prog),
     })
 }
 
@@ -372,6 +387,7 @@ pub fn run_test(
         mem: Ceiling::new(cfg.max_memory),
         task_bytes: task::task_bytes(),
         strict_placement: false,
+        jit: jit::enabled(),
         auto_turn: AtomicUsize::new(0),
         world: world_of_one(),
         test: Some(TestState::default()),
@@ -448,6 +464,7 @@ mod tests {
                 scalar_frame: true,
             }],
             structs: Vec::new(),
+            jit: Default::default(),
             entry: 0,
         }
     }

@@ -72,6 +72,7 @@ fn lower_with(prog: &pb::ProgramDesc, points: bool) -> Result<Program, LowerErro
         funcs,
         structs: cx.structs,
         entry,
+        jit: Default::default(),
     })
 }
 

@@ -73,6 +73,8 @@ pub(super) struct Shared {
     /// `--strict-placement`: a tensor op with no kernel on its device panics
     /// rather than running on the host (docs/language.md, "Placement").
     pub strict_placement: bool,
+    /// Run hot integer loops compiled (`jit/`, `RunConfig::jit`).
+    pub jit: bool,
     /// How many tasks `go ... on "auto"` has placed: the next goes to the
     /// GPU after (`weft_tensor::auto_device`).
     pub auto_turn: AtomicUsize,

@@ -13,6 +13,8 @@
 //! stress_programs`). A failure prints the seed and the program's dump.
 
 #[path = "../../../fuzz/src/gen/mod.rs"]
+// `loop_program` is the loop JIT test's (`jit.rs`).
+#[allow(dead_code, unused_imports)]
 mod gen;
 
 use std::sync::mpsc;

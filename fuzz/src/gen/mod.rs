@@ -29,9 +29,11 @@
 //! `tests/stress_programs.rs`, case 1144.)
 
 mod kahn;
+mod loops;
 mod random;
 
 pub use kahn::kahn_program;
+pub use loops::loop_program;
 pub use random::random_program;
 
 use arbitrary::{Result, Unstructured};

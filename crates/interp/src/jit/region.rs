@@ -1,0 +1,317 @@
+//! Which instructions a loop region holds, and whether the JIT can compile
+//! them: the region of a header is the code from the header to the last
+//! unconditional back edge to it; every instruction in it must be in the
+//! supported set, over slots whose type (the frame template's value) is
+//! int or bool, used as that type.
+
+use std::collections::HashMap;
+
+use super::super::code::{CmpKind, CmpOp, Func, Instr, IntOp, Pc, Slot};
+use super::super::value::Value;
+
+/// The most slots a region may use (the entry buffer is on the stack).
+pub(crate) const MAX_SLOTS: usize = 64;
+/// The most instructions a region may hold.
+const MAX_LEN: usize = 2000;
+
+/// A slot's type, as the frame template says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Int,
+    Bool,
+}
+
+/// A region the JIT can compile.
+pub(crate) struct Plan {
+    /// The header: the region's first instruction.
+    pub start: usize,
+    /// The last instruction (an unconditional back edge to `start`).
+    pub end: usize,
+    /// The slots used, in buffer order, with their types.
+    pub slots: Vec<(Slot, Kind)>,
+    /// Where the code may be entered: the header, then every target of a
+    /// back edge inside the region (the driver re-enters there after a
+    /// `release_lifo`).
+    pub entries: Vec<usize>,
+    /// The region's instructions as ops, each with its instruction's
+    /// index, in order (a `LoopK` or `LoopN` is two: its add, then its
+    /// back edge).
+    pub ops: Vec<(usize, Op)>,
+}
+
+/// One instruction as the code generator sees it (slots as buffer indices).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op {
+    /// `out = k` (a bool as 0 or 1).
+    Const {
+        out: usize,
+        k: i64,
+    },
+    Copy {
+        x: usize,
+        out: usize,
+    },
+    Int {
+        op: IntOp,
+        x: usize,
+        y: usize,
+        out: usize,
+    },
+    IntK {
+        op: IntOp,
+        x: usize,
+        k: i64,
+        out: usize,
+    },
+    Neg {
+        x: usize,
+        out: usize,
+    },
+    /// `out = !x` on a bool.
+    Not {
+        x: usize,
+        out: usize,
+    },
+    /// `out = x op y` (ints, or bools by `==`/`!=`).
+    Cmp {
+        op: CmpOp,
+        x: usize,
+        y: usize,
+        out: usize,
+    },
+    /// Go to `to` (spending budget when backward).
+    Jump {
+        to: usize,
+    },
+    /// Go to `to` unless the bool `cond`.
+    JumpIfNot {
+        cond: usize,
+        to: usize,
+    },
+    /// Go to `to` unless `x op y`.
+    CmpJump {
+        op: CmpOp,
+        x: usize,
+        y: usize,
+        to: usize,
+    },
+    /// Go to `to` unless `x op k`.
+    CmpJumpK {
+        op: CmpOp,
+        x: usize,
+        k: i64,
+        to: usize,
+    },
+    /// Leave the region here: the instruction ends the function or the
+    /// task (`return`, `panic`, `exit`), which the interpreter does.
+    Leave,
+}
+
+/// Collects slots and their types while a region is checked.
+struct Slots<'a> {
+    template: &'a [Value],
+    slots: Vec<(Slot, Kind)>,
+    index: HashMap<Slot, usize>,
+}
+
+impl Slots<'_> {
+    /// The buffer index of `s`, which must be of type `want`.
+    fn get(&mut self, s: Slot, want: Kind) -> Option<usize> {
+        let kind = self.kind(s)?;
+        if kind != want {
+            return None;
+        }
+        if let Some(&i) = self.index.get(&s) {
+            return Some(i);
+        }
+        if self.slots.len() == MAX_SLOTS {
+            return None;
+        }
+        self.slots.push((s, kind));
+        self.index.insert(s, self.slots.len() - 1);
+        Some(self.slots.len() - 1)
+    }
+
+    /// The type of `s` (none: not int or bool, or the junk slot, whose
+    /// values have any type).
+    fn kind(&self, s: Slot) -> Option<Kind> {
+        let s = s as usize;
+        if s + 1 >= self.template.len() {
+            return None;
+        }
+        match self.template[s] {
+            Value::Int(_) => Some(Kind::Int),
+            Value::Bool(_) => Some(Kind::Bool),
+            _ => None,
+        }
+    }
+}
+
+/// The type of a comparison's operands the JIT compiles: ints, or bools
+/// compared by `==` or `!=` (as 0 and 1).
+fn cmp_kind(op: CmpOp, kind: CmpKind) -> Option<Kind> {
+    match kind {
+        CmpKind::Int => Some(Kind::Int),
+        CmpKind::Other if matches!(op, CmpOp::Eq | CmpOp::Ne) => Some(Kind::Bool),
+        _ => None,
+    }
+}
+
+/// Whether instruction `i` is an unconditional back edge to `h`.
+fn back_edge_to(code: &[Instr], i: usize, h: usize) -> bool {
+    let to = match &code[i] {
+        Instr::Jump { to } => *to,
+        Instr::LoopK { top, .. } | Instr::LoopN { top, .. } => *top,
+        _ => return false,
+    };
+    to as usize == h
+}
+
+/// The region of the loop whose header is instruction `h` of `f`, if the
+/// JIT can compile all of it.
+pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
+    let code = &f.code;
+    let end = (h..code.len()).rev().find(|&i| back_edge_to(code, i, h))?;
+    if end - h >= MAX_LEN {
+        return None;
+    }
+    let mut s = Slots {
+        template: &f.template,
+        slots: Vec::new(),
+        index: HashMap::new(),
+    };
+    let mut ops = Vec::with_capacity(end + 1 - h);
+    let mut entries = vec![h];
+    use Kind::{Bool, Int};
+    for (at, instr) in code.iter().enumerate().take(end + 1).skip(h) {
+        let mut back = |to: Pc| {
+            let to = to as usize;
+            if (h..=at).contains(&to) && !entries.contains(&to) {
+                entries.push(to);
+            }
+            to
+        };
+        let op = match instr {
+            Instr::Const { out, val } => match val {
+                Value::Int(k) => Op::Const {
+                    out: s.get(*out, Int)?,
+                    k: *k,
+                },
+                Value::Bool(b) => Op::Const {
+                    out: s.get(*out, Bool)?,
+                    k: *b as i64,
+                },
+                _ => return None,
+            },
+            Instr::Copy { x, out } => {
+                let kind = s.kind(*x)?;
+                Op::Copy {
+                    x: s.get(*x, kind)?,
+                    out: s.get(*out, kind)?,
+                }
+            }
+            Instr::Int { op, x, y, out } => Op::Int {
+                op: *op,
+                x: s.get(*x, Int)?,
+                y: s.get(*y, Int)?,
+                out: s.get(*out, Int)?,
+            },
+            Instr::AddInt { x, y, out } => Op::Int {
+                op: IntOp::Add,
+                x: s.get(*x, Int)?,
+                y: s.get(*y, Int)?,
+                out: s.get(*out, Int)?,
+            },
+            Instr::AddK { x, k, out } => Op::IntK {
+                op: IntOp::Add,
+                x: s.get(*x, Int)?,
+                k: *k,
+                out: s.get(*out, Int)?,
+            },
+            Instr::IntK { op, x, k, out } => Op::IntK {
+                op: *op,
+                x: s.get(*x, Int)?,
+                k: *k,
+                out: s.get(*out, Int)?,
+            },
+            Instr::NegInt { x, out } => Op::Neg {
+                x: s.get(*x, Int)?,
+                out: s.get(*out, Int)?,
+            },
+            Instr::Not { x, out } => Op::Not {
+                x: s.get(*x, Bool)?,
+                out: s.get(*out, Bool)?,
+            },
+            Instr::Cmp {
+                op,
+                kind,
+                x,
+                y,
+                out,
+            } => {
+                let k = cmp_kind(*op, *kind)?;
+                Op::Cmp {
+                    op: *op,
+                    x: s.get(*x, k)?,
+                    y: s.get(*y, k)?,
+                    out: s.get(*out, Bool)?,
+                }
+            }
+            Instr::Jump { to } => {
+                if *to as usize <= at {
+                    back(*to);
+                }
+                Op::Jump { to: *to as usize }
+            }
+            Instr::JumpIfNot { cond, to } => Op::JumpIfNot {
+                cond: s.get(*cond, Bool)?,
+                to: *to as usize,
+            },
+            Instr::CmpJump { op, kind, x, y, to } => {
+                let k = cmp_kind(*op, *kind)?;
+                Op::CmpJump {
+                    op: *op,
+                    x: s.get(*x, k)?,
+                    y: s.get(*y, k)?,
+                    to: *to as usize,
+                }
+            }
+            Instr::CmpJumpK { op, x, k, to } => Op::CmpJumpK {
+                op: *op,
+                x: s.get(*x, Int)?,
+                k: *k,
+                to: *to as usize,
+            },
+            // `LoopK` and `LoopN` are `AddK; Jump { to: top }` (the
+            // condition they evaluate is the instruction at `top`): the
+            // add here, the jump as the next op of the same instruction.
+            Instr::LoopK { x, k, out, top, .. } | Instr::LoopN { x, k, out, top, .. } => {
+                if *top as usize > at {
+                    return None;
+                }
+                back(*top);
+                ops.push((
+                    at,
+                    Op::IntK {
+                        op: IntOp::Add,
+                        x: s.get(*x, Int)?,
+                        k: *k,
+                        out: s.get(*out, Int)?,
+                    },
+                ));
+                Op::Jump { to: *top as usize }
+            }
+            // Run at most once per entry: the region stops before them.
+            Instr::Ret { .. } | Instr::End | Instr::Panic { .. } | Instr::Exit { .. } => Op::Leave,
+            _ => return None,
+        };
+        ops.push((at, op));
+    }
+    Some(Plan {
+        start: h,
+        end,
+        slots: s.slots,
+        entries,
+        ops,
+    })
+}
