@@ -157,10 +157,14 @@ pub struct Func {
     pub params: Vec<Slot>,
     pub code: Vec<Instr>,
     pub locs: Vec<SrcLoc>,
+    /// The junk slot (the last of the template), which `_` outputs of any
+    /// type write to; `None` when no instruction writes to it and the
+    /// frame has none.
+    pub junk: Option<Slot>,
     /// Every template value is a scalar (int, float, bool), so every slot
-    /// but the last (the junk slot, which `_` outputs of any type write to)
-    /// only ever holds scalars: a call may copy the template bitwise and a
-    /// return need only clear the junk slot.
+    /// but the junk slot (`junk`, the last) only ever holds scalars: a
+    /// call may copy the template bitwise and a return need only clear the
+    /// last slot.
     pub scalar_frame: bool,
 }
 

@@ -99,6 +99,7 @@ mod tests {
         Func {
             name: Arc::from("f"),
             scalar_frame: template.iter().all(is_scalar),
+            junk: template.len().checked_sub(1).map(|s| s as Slot),
             template: template.into(),
             params: Vec::new(),
             code: Vec::new(),

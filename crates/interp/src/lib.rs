@@ -458,6 +458,7 @@ mod tests {
             funcs: vec![Func {
                 name: Arc::from("main"),
                 template: Arc::from(vec![Value::Int(0)]),
+                junk: Some(0),
                 params: Vec::new(),
                 locs: vec![loc; code.len().max(1)],
                 code,

@@ -262,14 +262,15 @@ impl<'a, 'p> Emitter<'a, 'p> {
         peephole::optimize(&mut self.code, &self.vars.konst);
         // A frame no `_` output writes to needs no junk slot: every task
         // holds its frame while it is blocked, so the slot is not kept.
-        let template = match self.template.split_last() {
-            Some((_, rest)) if !self.vars.junk_used.get() => Arc::from(rest),
-            _ => self.template,
+        let (template, junk) = match self.template.split_last() {
+            Some((_, rest)) if !self.vars.junk_used.get() => (Arc::from(rest), None),
+            _ => (self.template, Some(self.vars.junk)),
         };
         Func {
             name,
             scalar_frame: self.vars.scalar_frame,
             template,
+            junk,
             params,
             code: self.code,
             locs: self.locs,
@@ -330,6 +331,7 @@ impl<'a, 'p> Emitter<'a, 'p> {
         self.extra.push(Func {
             name: Arc::from(""),
             template: self.template.clone(),
+            junk: Some(self.vars.junk),
             params: Vec::new(),
             code: Vec::new(),
             locs: Vec::new(),

@@ -110,6 +110,8 @@ pub(crate) enum Op {
 /// Collects slots and their types while a region is checked.
 struct Slots<'a> {
     template: &'a [Value],
+    /// The frame's junk slot, if it has one (`Func::junk`).
+    junk: Option<Slot>,
     slots: Vec<(Slot, Kind)>,
     index: HashMap<Slot, usize>,
 }
@@ -135,11 +137,10 @@ impl Slots<'_> {
     /// The type of `s` (none: not int or bool, or the junk slot, whose
     /// values have any type).
     fn kind(&self, s: Slot) -> Option<Kind> {
-        let s = s as usize;
-        if s + 1 >= self.template.len() {
+        if Some(s) == self.junk {
             return None;
         }
-        match self.template[s] {
+        match self.template.get(s as usize)? {
             Value::Int(_) => Some(Kind::Int),
             Value::Bool(_) => Some(Kind::Bool),
             _ => None,
@@ -177,6 +178,7 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
     }
     let mut s = Slots {
         template: &f.template,
+        junk: f.junk,
         slots: Vec::new(),
         index: HashMap::new(),
     };
