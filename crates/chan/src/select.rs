@@ -32,6 +32,10 @@
 //!    decides it, or (`try_select` only) the lock-free pass when every case
 //!    was a ring found full / empty and a second look at every ring's
 //!    indices finds them unmoved (a double collect; see `note`).
+//!    A caller that can fire a case where it stands but must leave to
+//!    park (the interpreter's dispatch loop) runs the lock-free pass alone
+//!    first (`select_ready_on`), and if it fires nothing, parks with
+//!    `select_on_locked`, whose first poll starts at the locked pass.
 //! 4. Nothing ready: `try_select` unlocks and returns `None` (the `default`
 //!    case). A blocking select creates one `Context` and queues one entry
 //!    per non-nil case, in `pollorder` (so when several cases name one
@@ -521,6 +525,57 @@ pub fn try_select_on<T: Send, S: Cases<T>>(
     }
 }
 
+/// The ready path of a `select` without `default`, for a caller that can
+/// fire a case where it stands but must leave to park (the interpreter's
+/// dispatch loop): draws the poll order from `rng` and runs the pass one
+/// case at a time (step 3a), firing the first case found ready, as the
+/// first poll of [`select_on`]'s future would. `None`: no case fired;
+/// nothing was queued and no send value was kept, and the caller parks
+/// with [`select_on_locked`], which starts with the locked pass (so
+/// "nothing ready" is still decided at one instant, under every lock,
+/// before the select queues; a case that became ready in between fires
+/// there).
+///
+/// # Examples
+///
+/// ```
+/// use weft_chan::{select_ready_on, Cases, Chan, Outcome};
+///
+/// struct RecvAll<'a>(&'a [Chan<u32>]);
+///
+/// impl Cases<u32> for RecvAll<'_> {
+///     fn count(&self) -> usize {
+///         self.0.len()
+///     }
+///     fn chan(&self, i: usize) -> Option<&Chan<u32>> {
+///         self.0.get(i)
+///     }
+///     fn is_send(&self, _: usize) -> bool {
+///         false
+///     }
+///     fn take_value(&self, _: usize) -> Option<u32> {
+///         None
+///     }
+///     fn put_back(&self, _: usize, _: u32) {}
+/// }
+///
+/// let mut rng = fastrand::Rng::with_seed(1);
+/// let chans = [Chan::new(1), Chan::new(1)];
+/// assert!(select_ready_on(&RecvAll(&chans), &mut rng).is_none());
+/// chans[1].try_send(5).unwrap();
+/// let fired = select_ready_on(&RecvAll(&chans), &mut rng).unwrap();
+/// assert_eq!((fired.index, fired.outcome), (1, Outcome::Received(Some(5))));
+/// ```
+pub fn select_ready_on<T: Send, S: Cases<T>>(
+    src: &S,
+    rng: &mut fastrand::Rng,
+) -> Option<Selected<T>> {
+    match probe(src, &pollorder(src, rng)) {
+        Probed::Fired(s) => Some(s),
+        Probed::NotReady { .. } | Probed::Unknown => None,
+    }
+}
+
 /// A select with one non-nil case `i` and a default: the channel's own
 /// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
 fn try_one<T: Send, S: Cases<T>>(src: &S, i: usize) -> Option<Selected<T>> {
@@ -741,7 +796,20 @@ struct Run<T> {
     pollorder: Order,
     /// Set while parked.
     cx: Option<Owned<T>>,
-    done: bool,
+    phase: Phase,
+}
+
+/// Where a [`Run`] stands (apart from parked, which `Run::cx` tells).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Not polled yet: the first poll runs the lock-free pass, then the
+    /// locked one.
+    Fresh,
+    /// Not polled yet, and the caller has just run the lock-free pass
+    /// (`select_ready_on`): the first poll starts with the locked pass.
+    Probed,
+    /// Fired.
+    Done,
 }
 
 impl<T: Send> Run<T> {
@@ -749,7 +817,7 @@ impl<T: Send> Run<T> {
         Run {
             pollorder: pollorder(src, rng),
             cx: None,
-            done: false,
+            phase: Phase::Fresh,
         }
     }
 
@@ -784,19 +852,22 @@ impl<T: Send> Run<T> {
                 }
                 keep_in(slot, cx);
             }
-            self.done = true;
+            self.phase = Phase::Done;
             return Poll::Ready(Selected { index, outcome });
         }
-        if self.done {
-            return Poll::Pending;
-        }
-        if let Probed::Fired(s) = probe(src, &self.pollorder) {
-            self.done = true;
-            return Poll::Ready(s);
+        match self.phase {
+            Phase::Done => return Poll::Pending,
+            Phase::Probed => {}
+            Phase::Fresh => {
+                if let Probed::Fired(s) = probe(src, &self.pollorder) {
+                    self.phase = Phase::Done;
+                    return Poll::Ready(s);
+                }
+            }
         }
         match attempt(src, &self.pollorder, Some(tcx.waker()), slot) {
             Attempt::Fired(s) => {
-                self.done = true;
+                self.phase = Phase::Done;
                 Poll::Ready(s)
             }
             Attempt::Parked(cx) => {
@@ -876,6 +947,24 @@ pub fn select_on<'s, T: Send, S: Cases<T>>(
     SelectOn {
         src,
         run: Run::new(src, rng),
+        slot: Some(slot),
+    }
+}
+
+/// [`select_on`] for a select whose ready path ([`select_ready_on`]) has
+/// just found no case ready: the first poll skips the lock-free pass and
+/// starts with the locked one (lock every channel, fire the first ready
+/// case in a new poll order, else queue on every case and park).
+pub fn select_on_locked<'s, T: Send, S: Cases<T>>(
+    src: &'s S,
+    rng: &mut fastrand::Rng,
+    slot: &'s mut WaitSlot<T>,
+) -> SelectOn<'s, T, S> {
+    let mut run = Run::new(src, rng);
+    run.phase = Phase::Probed;
+    SelectOn {
+        src,
+        run,
         slot: Some(slot),
     }
 }
