@@ -10,8 +10,9 @@
 //! of a 4-way select fan-in).
 //!
 //! Protocol, in numbered steps (Go's `runtime/select.go`):
-//! 1. `pollorder`: the non-nil cases in a uniformly random order, drawn from
-//!    the caller's `fastrand::Rng` when the select is entered. Taking the
+//! 1. `pollorder`: every case in a uniformly random order, drawn from the
+//!    caller's `fastrand::Rng` when the select is entered (for up to 8
+//!    cases, one 64-bit draw; the walks below skip nil cases). Taking the
 //!    first ready case in this order chooses uniformly among ready cases.
 //! 2. `lockorder`: the distinct channels sorted by [`Chan::id`]; all of them
 //!    are locked in that order (a channel named by several cases is locked
@@ -510,10 +511,10 @@ pub fn try_select_on<T: Send, S: Cases<T>>(
     src: &S,
     rng: &mut fastrand::Rng,
 ) -> Option<Selected<T>> {
-    let pollorder = pollorder(src, rng);
-    if pollorder.len() == 1 {
-        return try_one(src, pollorder.iter().next()?);
+    if src.count() == 1 {
+        return try_one(src, 0);
     }
+    let pollorder = pollorder(src, rng);
     match probe(src, &pollorder) {
         Probed::Fired(s) => return Some(s),
         Probed::NotReady { exact: true } => return None,
@@ -576,7 +577,7 @@ pub fn select_ready_on<T: Send, S: Cases<T>>(
     }
 }
 
-/// A select with one non-nil case `i` and a default: the channel's own
+/// A select with one case `i` and a default: the channel's own
 /// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
 fn try_one<T: Send, S: Cases<T>>(src: &S, i: usize) -> Option<Selected<T>> {
     let ch = src.chan(i)?;
@@ -679,31 +680,39 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
     Probed::NotReady { exact }
 }
 
-/// Step 1: the non-nil cases, shuffled (Fisher-Yates).
+/// Step 1: every case, nil ones included, in a uniformly random order
+/// (Go's `pollorder`; the walks of the order skip a nil case, and the
+/// order restricted to the non-nil cases is uniform as well). The
+/// inside-out shuffle Go runs (`j` uniform in `0..=i`, then
+/// `order[i] = order[j]; order[j] = i`), no case looked at.
 fn pollorder<T, S: Cases<T>>(src: &S, rng: &mut fastrand::Rng) -> Order {
     let n = src.count();
     if n > PACKED {
-        let mut order: Vec<usize> = (0..n).filter(|&i| src.chan(i).is_some()).collect();
-        for i in (1..order.len()).rev() {
-            order.swap(i, rng.usize(..=i));
+        let mut order: Vec<usize> = Vec::with_capacity(n);
+        for i in 0..n {
+            let j = rng.usize(..=i);
+            order.push(i);
+            order.swap(i, j);
         }
         return Order::Spilled(order);
     }
-    // The same draws on a word: byte k holds the k-th case index.
-    let (mut bits, mut len) = (0u64, 0usize);
-    for i in 0..n {
-        if src.chan(i).is_some() {
-            bits |= (i as u64) << (8 * len);
-            len += 1;
-        }
+    // On a word, byte k the k-th case index, with the `j`s cut from one
+    // 64-bit draw `x` (Go's `fastrandn` is one multiply-shift per draw):
+    // `j = (x * (i + 1)) >> 64` and the low half of the product is the
+    // next `x`. The `j`s are then the mixed-radix digits (radices 2, 3,
+    // ..., n) of `x * n! >> 64`, so each of the n! orders has
+    // floor(2^64 / n!) or one more of the 2^64 draws: uniform within
+    // n!/2^64 < 2^-48 for n <= 8.
+    let mut x = rng.u64(..);
+    let mut bits = 0u64;
+    for i in 1..n {
+        let m = u128::from(x) * (i as u128 + 1);
+        let j = (m >> 64) as usize;
+        x = m as u64;
+        let bj = (bits >> (8 * j)) & 0xff;
+        bits = (bits & !(0xff << (8 * j))) | ((i as u64) << (8 * j)) | (bj << (8 * i));
     }
-    for i in (1..len).rev() {
-        let j = rng.usize(..=i);
-        let (bi, bj) = ((bits >> (8 * i)) & 0xff, (bits >> (8 * j)) & 0xff);
-        bits &= !((0xff << (8 * i)) | (0xff << (8 * j)));
-        bits |= (bi << (8 * j)) | (bj << (8 * i));
-    }
-    Order::Packed { bits, len }
+    Order::Packed { bits, len: n }
 }
 
 /// Steps 2-4: lock everything, fire the first ready case in `pollorder`,
@@ -846,7 +855,7 @@ impl<T: Send> Run<T> {
                 }
             };
             if let Some(cx) = self.cx.take() {
-                // With one non-nil case, whoever chose it popped its entry.
+                // With one case, whoever chose it popped its entry.
                 if self.pollorder.len() > 1 {
                     dequeue_all(src, &cx, Some(index));
                 }
@@ -1045,4 +1054,132 @@ fn lockorder<T, S: Cases<T>>(src: &S) -> SmallVec<[&Chan<T>; INLINE]> {
     order.sort_unstable_by_key(|c| c.id());
     order.dedup_by_key(|c| c.id());
     order
+}
+
+#[cfg(test)]
+mod tests {
+    //! Select's fairness, checked without flaking: the poll order and the
+    //! ready path's choice are drawn from seeded generators, so every
+    //! count below is the same on every run, and the chi-square bounds
+    //! (critical values at p = 0.001) only fail if the shuffle is biased.
+    use super::*;
+
+    /// `n` cases and nothing else: what `pollorder` looks at.
+    struct Count(usize);
+
+    impl Cases<u8> for Count {
+        fn count(&self) -> usize {
+            self.0
+        }
+        fn chan(&self, _: usize) -> Option<&Chan<u8>> {
+            None
+        }
+        fn is_send(&self, _: usize) -> bool {
+            false
+        }
+        fn take_value(&self, _: usize) -> Option<u8> {
+            None
+        }
+        fn put_back(&self, _: usize, _: u8) {}
+    }
+
+    fn orders(n: usize, draws: usize, seed: u64) -> Vec<Vec<usize>> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..draws)
+            .map(|_| pollorder(&Count(n), &mut rng).iter().collect())
+            .collect()
+    }
+
+    /// Pearson's chi-square of `counts` against equal expectations.
+    fn chi_square(counts: &[usize]) -> f64 {
+        let total: usize = counts.iter().sum();
+        let e = total as f64 / counts.len() as f64;
+        counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum()
+    }
+
+    /// The chi-square critical value at p = 0.001 for `dof` degrees of
+    /// freedom (Wilson-Hilferty; within 1% of the table for dof >= 1).
+    fn critical(dof: usize) -> f64 {
+        let k = dof as f64;
+        let z = 3.090_232; // the normal quantile at 0.999
+        k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
+    }
+
+    #[test]
+    fn pollorder_is_a_permutation() {
+        for n in 0..=12 {
+            for mut o in orders(n, 50, n as u64) {
+                o.sort_unstable();
+                assert_eq!(o, (0..n).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    /// Every order of up to 5 cases about equally often.
+    #[test]
+    fn pollorder_draws_every_order_uniformly() {
+        for n in 2..=5usize {
+            let perms: usize = (1..=n).product();
+            let mut counts = std::collections::HashMap::new();
+            for o in orders(n, perms * 400, 11 + n as u64) {
+                *counts.entry(o).or_insert(0usize) += 1;
+            }
+            assert_eq!(counts.len(), perms, "n = {n}: orders missing");
+            let counts: Vec<usize> = counts.into_values().collect();
+            let chi = chi_square(&counts);
+            assert!(chi < critical(perms - 1), "n = {n}: chi-square {chi}");
+        }
+    }
+
+    /// Which case comes at each place, for more cases (the word and the
+    /// vector forms).
+    #[test]
+    fn pollorder_places_every_case_uniformly() {
+        for n in [6usize, 7, 8, 9, 12] {
+            let mut at = vec![vec![0usize; n]; n];
+            for o in orders(n, n * 4000, 23 + n as u64) {
+                for (k, &i) in o.iter().enumerate() {
+                    at[k][i] += 1;
+                }
+            }
+            for (k, row) in at.iter().enumerate() {
+                let chi = chi_square(row);
+                assert!(
+                    chi < critical(n - 1),
+                    "n = {n}, place {k}: chi-square {chi}"
+                );
+            }
+        }
+    }
+
+    /// The ready path chooses uniformly among the ready cases, never a nil
+    /// case nor one that is not ready.
+    #[test]
+    fn ready_path_chooses_uniformly_among_ready_cases() {
+        let chans: Vec<Chan<u32>> = (0..4).map(|_| Chan::new(1)).collect();
+        let ready = [0usize, 2, 3];
+        let mut rng = fastrand::Rng::with_seed(5);
+        let mut fired = [0usize; 5];
+        for _ in 0..30_000 {
+            for &i in &ready {
+                if chans[i].is_empty() {
+                    chans[i].try_send(i as u32).unwrap();
+                }
+            }
+            let mut sel = Select::new();
+            for c in &chans[..2] {
+                sel.recv_ref(Some(c));
+            }
+            sel.recv_ref(None);
+            for c in &chans[2..] {
+                sel.recv_ref(Some(c));
+            }
+            let got = select_ready_on(&sel, &mut rng).expect("three cases are ready");
+            fired[got.index] += 1;
+        }
+        assert_eq!((fired[1], fired[2]), (0, 0), "{fired:?}");
+        let counts = [fired[0], fired[3], fired[4]];
+        let chi = chi_square(&counts);
+        assert!(chi < critical(2), "unfair: {fired:?}, chi-square {chi}");
+    }
 }
