@@ -480,7 +480,7 @@ impl<'a, T: Send> Select<'a, T> {
             loop {
                 // The pass one case at a time only: the retry is a
                 // heuristic (`block_on` below runs the exact locked pass).
-                match probe(&self, &run.pollorder) {
+                match probe::<false, _, _>(&self, &run.pollorder) {
                     Probed::Fired(s) => return s,
                     Probed::Unknown => break,
                     Probed::NotReady { .. } => {}
@@ -515,7 +515,7 @@ pub fn try_select_on<T: Send, S: Cases<T>>(
         return try_one(src, 0);
     }
     let pollorder = pollorder(src, rng);
-    match probe(src, &pollorder) {
+    match probe::<true, _, _>(src, &pollorder) {
         Probed::Fired(s) => return Some(s),
         Probed::NotReady { exact: true } => return None,
         _ => {}
@@ -571,7 +571,7 @@ pub fn select_ready_on<T: Send, S: Cases<T>>(
     src: &S,
     rng: &mut fastrand::Rng,
 ) -> Option<Selected<T>> {
-    match probe(src, &pollorder(src, rng)) {
+    match probe::<false, _, _>(src, &pollorder(src, rng)) {
         Probed::Fired(s) => Some(s),
         Probed::NotReady { .. } | Probed::Unknown => None,
     }
@@ -612,10 +612,18 @@ fn try_one<T: Send, S: Cases<T>>(src: &S, i: usize) -> Option<Selected<T>> {
 /// crossbeam's `Select` does), and a select that fires takes at most
 /// one lock. "Nothing ready" is exact only when every case was a ring
 /// and the double check passed; otherwise the locked pass decides it.
-fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed<T> {
+///
+/// `EXACT`: whether "nothing ready" must be told exact (`try_select_on`,
+/// which returns `default` on it); a select that parks runs the locked
+/// pass anyway and skips the double check's bookkeeping.
+fn probe<'s, const EXACT: bool, T: Send + 's, S: Cases<T>>(
+    src: &'s S,
+    pollorder: &Order,
+) -> Probed<T> {
     // The ring words that showed each case not ready; `None` once some
-    // case was judged otherwise (no double check then).
-    let mut seen: Seen<'s, T> = Some(SmallVec::new());
+    // case was judged otherwise (no double check then), or from the start
+    // when none is wanted.
+    let mut seen: Seen<'s, T> = if EXACT { Some(SmallVec::new()) } else { None };
     for i in pollorder.iter() {
         let Some(ch) = src.chan(i) else { continue };
         let outcome = if src.is_send(i) {
@@ -627,7 +635,9 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                 Err((v, Probe::Closed)) => Outcome::SendClosed(v),
                 Err((v, Probe::NotReady(w))) => {
                     src.put_back(i, v);
-                    note(&mut seen, ch, w);
+                    if EXACT {
+                        note(&mut seen, ch, w);
+                    }
                     continue;
                 }
                 Err((v, Probe::Unknown)) => {
@@ -642,7 +652,9 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                         SendStep::Closed(v) => Outcome::SendClosed(v),
                         SendStep::Full(v) => {
                             src.put_back(i, v);
-                            seen = None;
+                            if EXACT {
+                                seen = None;
+                            }
                             continue;
                         }
                     }
@@ -653,7 +665,9 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                 Ok(v) => Outcome::Received(Some(v)),
                 Err(Probe::Closed) => Outcome::Received(None),
                 Err(Probe::NotReady(w)) => {
-                    note(&mut seen, ch, w);
+                    if EXACT {
+                        note(&mut seen, ch, w);
+                    }
                     continue;
                 }
                 Err(Probe::Unknown) => {
@@ -664,7 +678,9 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                             Outcome::Received(v)
                         }
                         RecvStep::Empty => {
-                            seen = None;
+                            if EXACT {
+                                seen = None;
+                            }
                             continue;
                         }
                     }
@@ -868,7 +884,7 @@ impl<T: Send> Run<T> {
             Phase::Done => return Poll::Pending,
             Phase::Probed => {}
             Phase::Fresh => {
-                if let Probed::Fired(s) = probe(src, &self.pollorder) {
+                if let Probed::Fired(s) = probe::<false, _, _>(src, &self.pollorder) {
                     self.phase = Phase::Done;
                     return Poll::Ready(s);
                 }
