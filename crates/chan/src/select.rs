@@ -704,13 +704,7 @@ fn probe<'s, const EXACT: bool, T: Send + 's, S: Cases<T>>(
 fn pollorder<T, S: Cases<T>>(src: &S, rng: &mut fastrand::Rng) -> Order {
     let n = src.count();
     if n > PACKED {
-        let mut order: Vec<usize> = Vec::with_capacity(n);
-        for i in 0..n {
-            let j = rng.usize(..=i);
-            order.push(i);
-            order.swap(i, j);
-        }
-        return Order::Spilled(order);
+        return spilled_order(n, rng);
     }
     // On a word, byte k the k-th case index, with the `j`s cut from one
     // 64-bit draw `x` (Go's `fastrandn` is one multiply-shift per draw):
@@ -729,6 +723,20 @@ fn pollorder<T, S: Cases<T>>(src: &S, rng: &mut fastrand::Rng) -> Order {
         bits = (bits & !(0xff << (8 * j))) | ((i as u64) << (8 * j)) | (bj << (8 * i));
     }
     Order::Packed { bits, len: n }
+}
+
+/// `pollorder` of more than `PACKED` cases: a vector, a draw a case. Out
+/// of line, so that the word's shuffle needs no stack frame.
+#[cold]
+#[inline(never)]
+fn spilled_order(n: usize, rng: &mut fastrand::Rng) -> Order {
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    for i in 0..n {
+        let j = rng.usize(..=i);
+        order.push(i);
+        order.swap(i, j);
+    }
+    Order::Spilled(order)
 }
 
 /// Steps 2-4: lock everything, fire the first ready case in `pollorder`,
