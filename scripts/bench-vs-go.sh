@@ -14,6 +14,7 @@
 #   scripts/bench-vs-go.sh                    # every program, 5 runs each
 #   RUNS=10 scripts/bench-vs-go.sh sieve arith
 #   WORKERS="2 1" scripts/bench-vs-go.sh      # explicit worker counts
+#   WEFT=/tmp/weft-old scripts/bench-vs-go.sh # another weft binary, not built
 #
 # Uses hyperfine when it is installed (apt-get install -y hyperfine),
 # otherwise a loop over `date +%s%N`. Both programs of a pair must print the
@@ -33,8 +34,12 @@ else
     PROGRAMS=$(cd crates/weft/benches/programs && ls ./*.weft | sed 's|^\./||; s|\.weft$||')
 fi
 
-cargo build --release --quiet --bin weft
-WEFT=target/release/weft
+# WEFT=path/to/weft times that binary instead (e.g. a copy of an earlier
+# build, for a before/after under the same load); nothing is built then.
+if [ -z "${WEFT:-}" ]; then
+    cargo build --release --quiet --bin weft
+    WEFT=target/release/weft
+fi
 for p in $PROGRAMS; do
     go build -o "$OUT/$p" "crates/weft/benches/programs/$p.go"
 done

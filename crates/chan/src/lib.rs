@@ -42,7 +42,9 @@ mod waiter;
 
 pub use channel::{block_forever, Chan, RecvFut, SendFut};
 pub use error::{CloseError, SendError, TryRecvError, TrySendError};
-pub use select::{select_on, try_select_on, Cases, Select, SelectFut, SelectOn};
+pub use select::{
+    select_on, select_on_locked, select_ready_on, try_select_on, Cases, Select, SelectFut, SelectOn,
+};
 pub use waiter::WaitSlot;
 
 /// The case that fired in a select: the result of [`Select::select`],

@@ -11,7 +11,9 @@
 //! racing a send and a close (buffered and unbuffered), and the lock-free
 //! ring of buffered channels racing a parking select, a close, a parked
 //! sender, and another receiver; a task's `WaitSlot` reused across waits;
-//! a receive and a select polled with a new waker while a sender delivers.
+//! a receive and a select polled with a new waker while a sender delivers;
+//! the interpreter's select (the ready path, then the locked park) racing
+//! a ring push, and an unbuffered sender and a close.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -457,6 +459,75 @@ fn select_polled_with_a_new_waker_while_a_sender_delivers() {
         assert_eq!(got.index, ib);
         assert_eq!(got.outcome, Outcome::Received(Some(8)));
         s.join().unwrap().unwrap();
+        assert_eq!(a.queued(), (0, 0));
+        assert_eq!(b.queued(), (0, 0));
+    });
+}
+
+/// The interpreter's select without `default`: the ready path
+/// (`select_ready_on`) where the task stands, then, if it fired nothing,
+/// `select_on_locked` awaited.
+fn ready_then_park(sel: &Select<'_, i32>, rng: &mut fastrand::Rng) -> crate::Selected<i32> {
+    if let Some(got) = crate::select_ready_on(sel, rng) {
+        return got;
+    }
+    let mut slot = WaitSlot::new();
+    block_on(crate::select_on_locked(sel, rng, &mut slot))
+}
+
+#[test]
+fn ready_path_then_locked_park_races_a_ring_push() {
+    // The push lands before the ready path's probe (fired there), between
+    // it and the locked pass (fired there), or after the select queued
+    // (handed to it): never lost, never left queued.
+    model(|| {
+        let a = Chan::<i32>::new(1);
+        let b = Chan::<i32>::new(1);
+        let t = {
+            let a = a.clone();
+            thread::spawn(move || a.try_send(1).unwrap())
+        };
+        let mut sel = Select::new();
+        let ia = sel.recv_ref(Some(&a));
+        sel.recv_ref(Some(&b));
+        let got = ready_then_park(&sel, &mut fastrand::Rng::with_seed(2));
+        assert_eq!((got.index, got.outcome), (ia, Outcome::Received(Some(1))));
+        t.join().unwrap();
+        assert_eq!(a.len(), 0);
+        assert_eq!(a.queued(), (0, 0));
+        assert_eq!(b.queued(), (0, 0));
+    });
+}
+
+#[test]
+fn ready_path_then_locked_park_races_an_unbuffered_sender_and_a_close() {
+    // An unbuffered sender and a close of the other case's channel race
+    // the ready path and the park: the select gets the value or the
+    // close, the sender's value is never lost (a sender left over is
+    // received after the select).
+    model(|| {
+        let a = Chan::<i32>::new(0);
+        let b = Chan::<i32>::new(0);
+        let s = {
+            let a = a.clone();
+            thread::spawn(move || a.send_blocking(8))
+        };
+        let c = {
+            let b = b.clone();
+            thread::spawn(move || b.close().unwrap())
+        };
+        let mut sel = Select::new();
+        let ia = sel.recv_ref(Some(&a));
+        let ib = sel.recv_ref(Some(&b));
+        let got = ready_then_park(&sel, &mut fastrand::Rng::with_seed(4));
+        if got.index == ia {
+            assert_eq!(got.outcome, Outcome::Received(Some(8)));
+        } else {
+            assert_eq!((got.index, got.outcome), (ib, Outcome::Received(None)));
+            assert_eq!(a.recv_blocking(), Some(8));
+        }
+        s.join().unwrap().unwrap();
+        c.join().unwrap();
         assert_eq!(a.queued(), (0, 0));
         assert_eq!(b.queued(), (0, 0));
     });

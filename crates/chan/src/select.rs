@@ -10,8 +10,9 @@
 //! of a 4-way select fan-in).
 //!
 //! Protocol, in numbered steps (Go's `runtime/select.go`):
-//! 1. `pollorder`: the non-nil cases in a uniformly random order, drawn from
-//!    the caller's `fastrand::Rng` when the select is entered. Taking the
+//! 1. `pollorder`: every case in a uniformly random order, drawn from the
+//!    caller's `fastrand::Rng` when the select is entered (for up to 8
+//!    cases, one 64-bit draw; the walks below skip nil cases). Taking the
 //!    first ready case in this order chooses uniformly among ready cases.
 //! 2. `lockorder`: the distinct channels sorted by [`Chan::id`]; all of them
 //!    are locked in that order (a channel named by several cases is locked
@@ -32,6 +33,10 @@
 //!    decides it, or (`try_select` only) the lock-free pass when every case
 //!    was a ring found full / empty and a second look at every ring's
 //!    indices finds them unmoved (a double collect; see `note`).
+//!    A caller that can fire a case where it stands but must leave to
+//!    park (the interpreter's dispatch loop) runs the lock-free pass alone
+//!    first (`select_ready_on`), and if it fires nothing, parks with
+//!    `select_on_locked`, whose first poll starts at the locked pass.
 //! 4. Nothing ready: `try_select` unlocks and returns `None` (the `default`
 //!    case). A blocking select creates one `Context` and queues one entry
 //!    per non-nil case, in `pollorder` (so when several cases name one
@@ -475,7 +480,7 @@ impl<'a, T: Send> Select<'a, T> {
             loop {
                 // The pass one case at a time only: the retry is a
                 // heuristic (`block_on` below runs the exact locked pass).
-                match probe(&self, &run.pollorder) {
+                match probe::<false, _, _>(&self, &run.pollorder) {
                     Probed::Fired(s) => return s,
                     Probed::Unknown => break,
                     Probed::NotReady { .. } => {}
@@ -506,11 +511,11 @@ pub fn try_select_on<T: Send, S: Cases<T>>(
     src: &S,
     rng: &mut fastrand::Rng,
 ) -> Option<Selected<T>> {
-    let pollorder = pollorder(src, rng);
-    if pollorder.len() == 1 {
-        return try_one(src, pollorder.iter().next()?);
+    if src.count() == 1 {
+        return try_one(src, 0);
     }
-    match probe(src, &pollorder) {
+    let pollorder = pollorder(src, rng);
+    match probe::<true, _, _>(src, &pollorder) {
         Probed::Fired(s) => return Some(s),
         Probed::NotReady { exact: true } => return None,
         _ => {}
@@ -521,7 +526,58 @@ pub fn try_select_on<T: Send, S: Cases<T>>(
     }
 }
 
-/// A select with one non-nil case `i` and a default: the channel's own
+/// The ready path of a `select` without `default`, for a caller that can
+/// fire a case where it stands but must leave to park (the interpreter's
+/// dispatch loop): draws the poll order from `rng` and runs the pass one
+/// case at a time (step 3a), firing the first case found ready, as the
+/// first poll of [`select_on`]'s future would. `None`: no case fired;
+/// nothing was queued and no send value was kept, and the caller parks
+/// with [`select_on_locked`], which starts with the locked pass (so
+/// "nothing ready" is still decided at one instant, under every lock,
+/// before the select queues; a case that became ready in between fires
+/// there).
+///
+/// # Examples
+///
+/// ```
+/// use weft_chan::{select_ready_on, Cases, Chan, Outcome};
+///
+/// struct RecvAll<'a>(&'a [Chan<u32>]);
+///
+/// impl Cases<u32> for RecvAll<'_> {
+///     fn count(&self) -> usize {
+///         self.0.len()
+///     }
+///     fn chan(&self, i: usize) -> Option<&Chan<u32>> {
+///         self.0.get(i)
+///     }
+///     fn is_send(&self, _: usize) -> bool {
+///         false
+///     }
+///     fn take_value(&self, _: usize) -> Option<u32> {
+///         None
+///     }
+///     fn put_back(&self, _: usize, _: u32) {}
+/// }
+///
+/// let mut rng = fastrand::Rng::with_seed(1);
+/// let chans = [Chan::new(1), Chan::new(1)];
+/// assert!(select_ready_on(&RecvAll(&chans), &mut rng).is_none());
+/// chans[1].try_send(5).unwrap();
+/// let fired = select_ready_on(&RecvAll(&chans), &mut rng).unwrap();
+/// assert_eq!((fired.index, fired.outcome), (1, Outcome::Received(Some(5))));
+/// ```
+pub fn select_ready_on<T: Send, S: Cases<T>>(
+    src: &S,
+    rng: &mut fastrand::Rng,
+) -> Option<Selected<T>> {
+    match probe::<false, _, _>(src, &pollorder(src, rng)) {
+        Probed::Fired(s) => Some(s),
+        Probed::NotReady { .. } | Probed::Unknown => None,
+    }
+}
+
+/// A select with one case `i` and a default: the channel's own
 /// `try_send` / `try_recv` (Go's `selectnbsend` / `selectnbrecv`).
 fn try_one<T: Send, S: Cases<T>>(src: &S, i: usize) -> Option<Selected<T>> {
     let ch = src.chan(i)?;
@@ -556,10 +612,18 @@ fn try_one<T: Send, S: Cases<T>>(src: &S, i: usize) -> Option<Selected<T>> {
 /// crossbeam's `Select` does), and a select that fires takes at most
 /// one lock. "Nothing ready" is exact only when every case was a ring
 /// and the double check passed; otherwise the locked pass decides it.
-fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed<T> {
+///
+/// `EXACT`: whether "nothing ready" must be told exact (`try_select_on`,
+/// which returns `default` on it); a select that parks runs the locked
+/// pass anyway and skips the double check's bookkeeping.
+fn probe<'s, const EXACT: bool, T: Send + 's, S: Cases<T>>(
+    src: &'s S,
+    pollorder: &Order,
+) -> Probed<T> {
     // The ring words that showed each case not ready; `None` once some
-    // case was judged otherwise (no double check then).
-    let mut seen: Seen<'s, T> = Some(SmallVec::new());
+    // case was judged otherwise (no double check then), or from the start
+    // when none is wanted.
+    let mut seen: Seen<'s, T> = if EXACT { Some(SmallVec::new()) } else { None };
     for i in pollorder.iter() {
         let Some(ch) = src.chan(i) else { continue };
         let outcome = if src.is_send(i) {
@@ -571,7 +635,9 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                 Err((v, Probe::Closed)) => Outcome::SendClosed(v),
                 Err((v, Probe::NotReady(w))) => {
                     src.put_back(i, v);
-                    note(&mut seen, ch, w);
+                    if EXACT {
+                        note(&mut seen, ch, w);
+                    }
                     continue;
                 }
                 Err((v, Probe::Unknown)) => {
@@ -586,7 +652,9 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                         SendStep::Closed(v) => Outcome::SendClosed(v),
                         SendStep::Full(v) => {
                             src.put_back(i, v);
-                            seen = None;
+                            if EXACT {
+                                seen = None;
+                            }
                             continue;
                         }
                     }
@@ -597,7 +665,9 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                 Ok(v) => Outcome::Received(Some(v)),
                 Err(Probe::Closed) => Outcome::Received(None),
                 Err(Probe::NotReady(w)) => {
-                    note(&mut seen, ch, w);
+                    if EXACT {
+                        note(&mut seen, ch, w);
+                    }
                     continue;
                 }
                 Err(Probe::Unknown) => {
@@ -608,7 +678,9 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
                             Outcome::Received(v)
                         }
                         RecvStep::Empty => {
-                            seen = None;
+                            if EXACT {
+                                seen = None;
+                            }
                             continue;
                         }
                     }
@@ -624,31 +696,47 @@ fn probe<'s, T: Send + 's, S: Cases<T>>(src: &'s S, pollorder: &Order) -> Probed
     Probed::NotReady { exact }
 }
 
-/// Step 1: the non-nil cases, shuffled (Fisher-Yates).
+/// Step 1: every case, nil ones included, in a uniformly random order
+/// (Go's `pollorder`; the walks of the order skip a nil case, and the
+/// order restricted to the non-nil cases is uniform as well). The
+/// inside-out shuffle Go runs (`j` uniform in `0..=i`, then
+/// `order[i] = order[j]; order[j] = i`), no case looked at.
 fn pollorder<T, S: Cases<T>>(src: &S, rng: &mut fastrand::Rng) -> Order {
     let n = src.count();
     if n > PACKED {
-        let mut order: Vec<usize> = (0..n).filter(|&i| src.chan(i).is_some()).collect();
-        for i in (1..order.len()).rev() {
-            order.swap(i, rng.usize(..=i));
-        }
-        return Order::Spilled(order);
+        return spilled_order(n, rng);
     }
-    // The same draws on a word: byte k holds the k-th case index.
-    let (mut bits, mut len) = (0u64, 0usize);
+    // On a word, byte k the k-th case index, with the `j`s cut from one
+    // 64-bit draw `x` (Go's `fastrandn` is one multiply-shift per draw):
+    // `j = (x * (i + 1)) >> 64` and the low half of the product is the
+    // next `x`. The `j`s are then the mixed-radix digits (radices 2, 3,
+    // ..., n) of `x * n! >> 64`, so each of the n! orders has
+    // floor(2^64 / n!) or one more of the 2^64 draws: uniform within
+    // n!/2^64 < 2^-48 for n <= 8.
+    let mut x = rng.u64(..);
+    let mut bits = 0u64;
+    for i in 1..n {
+        let m = u128::from(x) * (i as u128 + 1);
+        let j = (m >> 64) as usize;
+        x = m as u64;
+        let bj = (bits >> (8 * j)) & 0xff;
+        bits = (bits & !(0xff << (8 * j))) | ((i as u64) << (8 * j)) | (bj << (8 * i));
+    }
+    Order::Packed { bits, len: n }
+}
+
+/// `pollorder` of more than `PACKED` cases: a vector, a draw a case. Out
+/// of line, so that the word's shuffle needs no stack frame.
+#[cold]
+#[inline(never)]
+fn spilled_order(n: usize, rng: &mut fastrand::Rng) -> Order {
+    let mut order: Vec<usize> = Vec::with_capacity(n);
     for i in 0..n {
-        if src.chan(i).is_some() {
-            bits |= (i as u64) << (8 * len);
-            len += 1;
-        }
-    }
-    for i in (1..len).rev() {
         let j = rng.usize(..=i);
-        let (bi, bj) = ((bits >> (8 * i)) & 0xff, (bits >> (8 * j)) & 0xff);
-        bits &= !((0xff << (8 * i)) | (0xff << (8 * j)));
-        bits |= (bi << (8 * j)) | (bj << (8 * i));
+        order.push(i);
+        order.swap(i, j);
     }
-    Order::Packed { bits, len }
+    Order::Spilled(order)
 }
 
 /// Steps 2-4: lock everything, fire the first ready case in `pollorder`,
@@ -741,7 +829,20 @@ struct Run<T> {
     pollorder: Order,
     /// Set while parked.
     cx: Option<Owned<T>>,
-    done: bool,
+    phase: Phase,
+}
+
+/// Where a [`Run`] stands (apart from parked, which `Run::cx` tells).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Not polled yet: the first poll runs the lock-free pass, then the
+    /// locked one.
+    Fresh,
+    /// Not polled yet, and the caller has just run the lock-free pass
+    /// (`select_ready_on`): the first poll starts with the locked pass.
+    Probed,
+    /// Fired.
+    Done,
 }
 
 impl<T: Send> Run<T> {
@@ -749,7 +850,7 @@ impl<T: Send> Run<T> {
         Run {
             pollorder: pollorder(src, rng),
             cx: None,
-            done: false,
+            phase: Phase::Fresh,
         }
     }
 
@@ -778,25 +879,28 @@ impl<T: Send> Run<T> {
                 }
             };
             if let Some(cx) = self.cx.take() {
-                // With one non-nil case, whoever chose it popped its entry.
+                // With one case, whoever chose it popped its entry.
                 if self.pollorder.len() > 1 {
                     dequeue_all(src, &cx, Some(index));
                 }
                 keep_in(slot, cx);
             }
-            self.done = true;
+            self.phase = Phase::Done;
             return Poll::Ready(Selected { index, outcome });
         }
-        if self.done {
-            return Poll::Pending;
-        }
-        if let Probed::Fired(s) = probe(src, &self.pollorder) {
-            self.done = true;
-            return Poll::Ready(s);
+        match self.phase {
+            Phase::Done => return Poll::Pending,
+            Phase::Probed => {}
+            Phase::Fresh => {
+                if let Probed::Fired(s) = probe::<false, _, _>(src, &self.pollorder) {
+                    self.phase = Phase::Done;
+                    return Poll::Ready(s);
+                }
+            }
         }
         match attempt(src, &self.pollorder, Some(tcx.waker()), slot) {
             Attempt::Fired(s) => {
-                self.done = true;
+                self.phase = Phase::Done;
                 Poll::Ready(s)
             }
             Attempt::Parked(cx) => {
@@ -880,6 +984,24 @@ pub fn select_on<'s, T: Send, S: Cases<T>>(
     }
 }
 
+/// [`select_on`] for a select whose ready path ([`select_ready_on`]) has
+/// just found no case ready: the first poll skips the lock-free pass and
+/// starts with the locked one (lock every channel, fire the first ready
+/// case in a new poll order, else queue on every case and park).
+pub fn select_on_locked<'s, T: Send, S: Cases<T>>(
+    src: &'s S,
+    rng: &mut fastrand::Rng,
+    slot: &'s mut WaitSlot<T>,
+) -> SelectOn<'s, T, S> {
+    let mut run = Run::new(src, rng);
+    run.phase = Phase::Probed;
+    SelectOn {
+        src,
+        run,
+        slot: Some(slot),
+    }
+}
+
 impl<T: Send, S: Cases<T>> Unpin for SelectOn<'_, T, S> {}
 
 impl<T: Send, S: Cases<T>> Future for SelectOn<'_, T, S> {
@@ -956,4 +1078,132 @@ fn lockorder<T, S: Cases<T>>(src: &S) -> SmallVec<[&Chan<T>; INLINE]> {
     order.sort_unstable_by_key(|c| c.id());
     order.dedup_by_key(|c| c.id());
     order
+}
+
+#[cfg(test)]
+mod tests {
+    //! Select's fairness, checked without flaking: the poll order and the
+    //! ready path's choice are drawn from seeded generators, so every
+    //! count below is the same on every run, and the chi-square bounds
+    //! (critical values at p = 0.001) only fail if the shuffle is biased.
+    use super::*;
+
+    /// `n` cases and nothing else: what `pollorder` looks at.
+    struct Count(usize);
+
+    impl Cases<u8> for Count {
+        fn count(&self) -> usize {
+            self.0
+        }
+        fn chan(&self, _: usize) -> Option<&Chan<u8>> {
+            None
+        }
+        fn is_send(&self, _: usize) -> bool {
+            false
+        }
+        fn take_value(&self, _: usize) -> Option<u8> {
+            None
+        }
+        fn put_back(&self, _: usize, _: u8) {}
+    }
+
+    fn orders(n: usize, draws: usize, seed: u64) -> Vec<Vec<usize>> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..draws)
+            .map(|_| pollorder(&Count(n), &mut rng).iter().collect())
+            .collect()
+    }
+
+    /// Pearson's chi-square of `counts` against equal expectations.
+    fn chi_square(counts: &[usize]) -> f64 {
+        let total: usize = counts.iter().sum();
+        let e = total as f64 / counts.len() as f64;
+        counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum()
+    }
+
+    /// The chi-square critical value at p = 0.001 for `dof` degrees of
+    /// freedom (Wilson-Hilferty; within 1% of the table for dof >= 1).
+    fn critical(dof: usize) -> f64 {
+        let k = dof as f64;
+        let z = 3.090_232; // the normal quantile at 0.999
+        k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
+    }
+
+    #[test]
+    fn pollorder_is_a_permutation() {
+        for n in 0..=12 {
+            for mut o in orders(n, 50, n as u64) {
+                o.sort_unstable();
+                assert_eq!(o, (0..n).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    /// Every order of up to 5 cases about equally often.
+    #[test]
+    fn pollorder_draws_every_order_uniformly() {
+        for n in 2..=5usize {
+            let perms: usize = (1..=n).product();
+            let mut counts = std::collections::HashMap::new();
+            for o in orders(n, perms * 400, 11 + n as u64) {
+                *counts.entry(o).or_insert(0usize) += 1;
+            }
+            assert_eq!(counts.len(), perms, "n = {n}: orders missing");
+            let counts: Vec<usize> = counts.into_values().collect();
+            let chi = chi_square(&counts);
+            assert!(chi < critical(perms - 1), "n = {n}: chi-square {chi}");
+        }
+    }
+
+    /// Which case comes at each place, for more cases (the word and the
+    /// vector forms).
+    #[test]
+    fn pollorder_places_every_case_uniformly() {
+        for n in [6usize, 7, 8, 9, 12] {
+            let mut at = vec![vec![0usize; n]; n];
+            for o in orders(n, n * 4000, 23 + n as u64) {
+                for (k, &i) in o.iter().enumerate() {
+                    at[k][i] += 1;
+                }
+            }
+            for (k, row) in at.iter().enumerate() {
+                let chi = chi_square(row);
+                assert!(
+                    chi < critical(n - 1),
+                    "n = {n}, place {k}: chi-square {chi}"
+                );
+            }
+        }
+    }
+
+    /// The ready path chooses uniformly among the ready cases, never a nil
+    /// case nor one that is not ready.
+    #[test]
+    fn ready_path_chooses_uniformly_among_ready_cases() {
+        let chans: Vec<Chan<u32>> = (0..4).map(|_| Chan::new(1)).collect();
+        let ready = [0usize, 2, 3];
+        let mut rng = fastrand::Rng::with_seed(5);
+        let mut fired = [0usize; 5];
+        for _ in 0..30_000 {
+            for &i in &ready {
+                if chans[i].is_empty() {
+                    chans[i].try_send(i as u32).unwrap();
+                }
+            }
+            let mut sel = Select::new();
+            for c in &chans[..2] {
+                sel.recv_ref(Some(c));
+            }
+            sel.recv_ref(None);
+            for c in &chans[2..] {
+                sel.recv_ref(Some(c));
+            }
+            let got = select_ready_on(&sel, &mut rng).expect("three cases are ready");
+            fired[got.index] += 1;
+        }
+        assert_eq!((fired[1], fired[2]), (0, 0), "{fired:?}");
+        let counts = [fired[0], fired[3], fired[4]];
+        let chi = chi_square(&counts);
+        assert!(chi < critical(2), "unfair: {fired:?}, chi-square {chi}");
+    }
 }

@@ -13,7 +13,7 @@ use weft_tensor::Tensor;
 
 use super::code::{Func, SelCase, Slot};
 use super::error::{InternalError, RuntimeError};
-use super::frame::dup;
+use super::frame::{dup, put};
 use super::state::{loc_of, Failure, InFlight, Pending};
 use super::value::{closed_error, Value};
 
@@ -107,11 +107,13 @@ pub(super) fn complete_recv(
 ) -> Option<InFlight> {
     let okv = got.is_some();
     let pending = got.as_ref().and_then(in_flight);
+    // `put`: the old value of an int or bool slot (what a received
+    // value's and `ok`'s slots hold) is not passed to the drop glue.
     if let Some(o) = out {
-        fs[o as usize] = got.unwrap_or_else(|| zero.clone());
+        put(&mut fs[o as usize], got.unwrap_or_else(|| zero.clone()));
     }
     if let Some(k) = ok {
-        fs[k as usize] = Value::Bool(okv);
+        put(&mut fs[k as usize], Value::Bool(okv));
     }
     pending
 }

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_chan::loom::Ordering;
-use weft_chan::{try_select_on, Chan, TryRecvError, TrySendError};
+use weft_chan::{select_ready_on, try_select_on, Chan, TryRecvError, TrySendError};
 use weft_coll::{CollError, Op};
 use weft_rt as runtime;
 use weft_rt::memlimit::{Ceiling, OutOfMemory};
@@ -317,18 +317,12 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 }
             }
             Instr::Close { ch } => rare!(close(fs, f, at, *ch)),
-            Instr::Select { default: None, .. } => {
-                // Built, run and (if it must) parked by `run_task`, which
-                // borrows the channels from the frame.
-                break 'run Wait::Select { at };
-            }
-            Instr::Select {
-                cases,
-                default: Some(d),
-            } => {
+            Instr::Select { cases, default } => {
+                // A ready case fires here; without `default`, a select
+                // that finds none leaves for `run_task`, which parks it.
                 // The next pc comes back by value: taking `&mut pc` would
                 // keep `pc` in memory for the whole loop (7% on `arith`).
-                let (next, flow) = select_now(fs, rng, f, at, cases, *d, pc);
+                let (next, flow) = select_now(fs, rng, f, at, cases, *default, pc);
                 pc = next;
                 rare!(flow)
             }
@@ -819,9 +813,14 @@ fn close(fs: &[Value], f: &Func, at: usize, ch: Slot) -> ControlFlow<Wait> {
     }
 }
 
-/// A `select` with a `default`: one attempt that does not block (it
-/// borrows the channels from the frame, no reference counts), then the
-/// chosen case's block, or the default's when no case is ready.
+/// A `select`'s attempt that does not block (it borrows the channels from
+/// the frame, no reference counts), then the chosen case's block. With a
+/// `default`, the attempt is exact and the default's block runs when no
+/// case is ready; without one it is the select's ready path
+/// (`select_ready_on`: the lock-free pass one case at a time), and a
+/// select that found no case ready stops the run with `Wait::Select`:
+/// `run_task` then runs the locked pass and parks (`select_on_locked`).
+/// So a ready select costs no exit from `step` and no future.
 #[inline(never)]
 fn select_now(
     fs: &mut [Value],
@@ -829,15 +828,21 @@ fn select_now(
     f: &Func,
     at: usize,
     cases: &[SelCase],
-    default: Pc,
+    default: Option<Pc>,
     pc: usize,
 ) -> (usize, ControlFlow<Wait>) {
     let chosen = match FrameCases::new(cases, fs) {
-        Ok(src) => try_select_on(&src, rng),
+        Ok(src) => match default {
+            Some(_) => try_select_on(&src, rng),
+            None => select_ready_on(&src, rng),
+        },
         Err(e) => return (pc, Break(fail(f, at, e))),
     };
     let Some(chosen) = chosen else {
-        return (default as usize, Continue(()));
+        return match default {
+            Some(d) => (d as usize, Continue(())),
+            None => (pc, Break(Wait::Select { at })),
+        };
     };
     match complete_select(fs, f, at, cases, chosen) {
         Ok((target, pending)) => match pending {

@@ -16,7 +16,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
-use weft_chan::{select_on, Chan, WaitSlot};
+use weft_chan::{select_on_locked, Chan, WaitSlot};
 use weft_rt::{self as runtime, Op, OpKind, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
 
@@ -230,11 +230,11 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                             Err(e) => return sh.end_failed(Failure::at(Some(f), at, e)),
                         };
                         let cur = st.cur;
-                        let chosen =
-                            select_wait(select_on(&src, &mut st.rng, &mut slot), move || {
-                                record_wait_in(cur, f, WaitKind::Select, at)
-                            })
-                            .await;
+                        let chosen = select_wait(
+                            select_on_locked(&src, &mut st.rng, &mut slot),
+                            move || record_wait_in(cur, f, WaitKind::Select, at),
+                        )
+                        .await;
                         // Completed as `step` completes a select with a default.
                         match complete_select(st.frame_mut(), f, at, cases, chosen) {
                             Ok((target, pending)) => {
