@@ -802,7 +802,7 @@ fn attempt<T: Send, S: Cases<T>>(
                     seq,
                     Waiter {
                         cx: cx.entry(),
-                        case: i,
+                        case: i as u32,
                         val: v,
                         single: false,
                     },
@@ -813,7 +813,7 @@ fn attempt<T: Send, S: Cases<T>>(
                 seq,
                 Waiter {
                     cx: cx.entry(),
-                    case: i,
+                    case: i as u32,
                     val: (),
                     single: false,
                 },

@@ -439,7 +439,10 @@ impl Handoff {
 /// send case (for `recvq` entries it is `()`).
 pub(crate) struct Waiter<T, V> {
     pub(crate) cx: CxRef<T>,
-    pub(crate) case: usize,
+    /// The case's index in its select (0 for a send or receive): 32 bits,
+    /// so that a receive's queue entry is 24 bytes, not 32 (a blocked
+    /// task's entry is part of what it costs).
+    pub(crate) case: u32,
     pub(crate) val: V,
     /// The party waits on this channel only (a send or receive, not a
     /// select): it is chosen with a load and a store (invariant 1).
@@ -452,7 +455,7 @@ impl<T, V> Waiter<T, V> {
     pub(crate) fn choose(&self) -> bool {
         self.cx
             .cx()
-            .leave_waiting(self.case + SELECTED_BASE, self.single)
+            .leave_waiting(self.case as usize + SELECTED_BASE, self.single)
     }
 }
 
