@@ -2,22 +2,13 @@
 //! copy-on-write updates), constants hoisted into the frame template, and
 //! compare-and-branch fusion. Programs are compiled from source.
 
-use weft_interp::{lower, render_outcome, run_program, RunConfig};
+mod interp_util;
+
+use weft_interp::{lower, run_program, RunConfig};
 
 fn run(src: &str) -> String {
-    let prog = weft_lang::compile("t.weft", src).unwrap_or_else(|d| panic!("{}", d.render(src)));
-    let r = run_program(
-        &prog,
-        RunConfig {
-            workers: 1,
-            seed: 1,
-            capture: true,
-            ..RunConfig::default()
-        },
-    )
-    .expect("loads");
-    let rep = render_outcome(&r.outcome);
-    String::from_utf8(r.output).unwrap() + &rep.stderr
+    let r = interp_util::run_source(src, RunConfig::default());
+    r.stdout + &r.stderr
 }
 
 #[test]

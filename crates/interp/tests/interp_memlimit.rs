@@ -11,26 +11,20 @@
 //! (many tasks, many timers) is tested on the binary,
 //! `crates/weft/tests/memlimit.rs`. Programs are compiled from source.
 
-use weft_interp::{render_outcome, run_program, RunConfig};
+mod interp_util;
+
+use weft_interp::RunConfig;
 
 const MIB: usize = 1 << 20;
 
 /// Runs `src` with a ceiling of `mib` MiB; returns (stdout, stderr, code).
 fn run(src: &str, mib: usize) -> (String, String, i32) {
-    let prog = weft_lang::compile("t.weft", src).unwrap_or_else(|d| panic!("{}", d.render(src)));
-    let r = run_program(
-        &prog,
-        RunConfig {
-            workers: 1,
-            seed: 1,
-            capture: true,
-            max_memory: Some(mib * MIB),
-            ..RunConfig::default()
-        },
-    )
-    .expect("loads");
-    let rep = render_outcome(&r.outcome);
-    (String::from_utf8(r.output).unwrap(), rep.stderr, rep.code)
+    let config = RunConfig {
+        max_memory: Some(mib * MIB),
+        ..RunConfig::default()
+    };
+    let r = interp_util::run_source(src, config);
+    (r.stdout, r.stderr, r.code)
 }
 
 /// `src` panics with the ceiling's message at `line:col` of task `task`,

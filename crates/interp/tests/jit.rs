@@ -16,10 +16,11 @@
 #[path = "../../../fuzz/src/gen/mod.rs"]
 #[allow(dead_code, unused_imports)]
 mod gen;
+mod interp_util;
 
 use arbitrary::Unstructured;
 use proptest::prelude::*;
-use weft_interp::{render_outcome, run_program, RunConfig};
+use weft_interp::RunConfig;
 
 /// What a run printed (stdout, then the report on stderr), its exit code,
 /// and how many loops it compiled.
@@ -30,22 +31,16 @@ struct Ran {
 }
 
 fn run(src: &str, jit: bool) -> Ran {
-    let prog = weft_lang::compile("t.weft", src).unwrap_or_else(|d| panic!("{}", d.render(src)));
-    let r = run_program(
-        &prog,
+    let r = interp_util::run_source(
+        src,
         RunConfig {
-            workers: 1,
-            seed: 1,
-            capture: true,
             jit,
             ..RunConfig::default()
         },
-    )
-    .expect("loads");
-    let rep = render_outcome(&r.outcome);
+    );
     Ran {
-        text: String::from_utf8_lossy(&r.output).into_owned() + &rep.stderr,
-        code: rep.code,
+        text: r.stdout + &r.stderr,
+        code: r.code,
         regions: r.jit_regions,
     }
 }

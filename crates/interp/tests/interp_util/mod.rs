@@ -1,6 +1,7 @@
 //! Helpers for the interpreter tests: a thin layer over weft-ir's
 //! `ProgramBuilder` that numbers source lines, makes constants and runs the
-//! result with output captured.
+//! result with output captured, and `run_source` for programs written in
+//! the language.
 #![allow(dead_code)]
 
 use weft_interp::{render_outcome, run_program, Report, RunConfig};
@@ -175,4 +176,36 @@ pub fn run_desc(p: &ProgramDesc, workers: usize, seed: u64) -> (String, Report) 
     .expect("program loads");
     let report = render_outcome(&r.outcome);
     (String::from_utf8(r.output).expect("utf-8 output"), report)
+}
+
+/// What a program compiled from source did (`run_source`).
+pub struct SourceRun {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+    /// Loops the JIT compiled (`RunResult::jit_regions`).
+    pub jit_regions: usize,
+}
+
+/// Compiles `src` as `t.weft` and runs it on one worker with seed 1 and
+/// its output captured; the rest of the run's configuration is `config`'s.
+pub fn run_source(src: &str, config: RunConfig) -> SourceRun {
+    let prog = weft_lang::compile("t.weft", src).unwrap_or_else(|d| panic!("{}", d.render(src)));
+    let r = run_program(
+        &prog,
+        RunConfig {
+            workers: 1,
+            seed: 1,
+            capture: true,
+            ..config
+        },
+    )
+    .expect("loads");
+    let rep = render_outcome(&r.outcome);
+    SourceRun {
+        stdout: String::from_utf8_lossy(&r.output).into_owned(),
+        stderr: rep.stderr,
+        code: rep.code,
+        jit_regions: r.jit_regions,
+    }
 }
