@@ -5,8 +5,8 @@
 //! call is pending: a lost wake-up leaves a member parked for ever, which
 //! loom reports as a deadlock, so every scenario fails if a wake is lost.
 //! Run:
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p weft-coll --lib loom_tests`
-//! (`--release` runs them faster after a longer build).
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p weft-coll --lib loom_tests`
+//! (CI runs them in release, which is faster than the dev profile).
 //!
 //! Scenarios: the small path with 2 and 3 members; the sliced path with 2
 //! and 3 members (the

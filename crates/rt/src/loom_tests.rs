@@ -10,7 +10,7 @@
 //! they reach the crate's private modules. Run with:
 //!
 //!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!         cargo test -p weft-rt --lib loom_tests
+//!         cargo test --release -p weft-rt --lib loom_tests
 
 use std::sync::Arc as StdArc;
 use std::task::{Context, Wake, Waker};
