@@ -64,8 +64,10 @@ pub async fn compute<R: Send + 'static>(cost: usize, f: impl FnOnce() -> R + Sen
 /// operations or multiply-adds on `operands`: `work` on the host; on a
 /// device at least `INLINE_COST`, because a call there may block on a
 /// download or a stream synchronization (host fallback, `to`, `get`).
+/// Only asks where each operand lives: a lazy transpose stays lazy (asking
+/// for its values would copy it).
 pub fn kernel_cost(work: usize, operands: &[&Tensor]) -> usize {
-    if operands.iter().any(|t| t.host_values().is_none()) {
+    if operands.iter().any(|t| !t.is_host()) {
         work.max(INLINE_COST)
     } else {
         work

@@ -251,12 +251,9 @@ fn zip(op: BinOp, d: Dst<'_>) {
 fn zip_with(f: impl Fn(f32, f32) -> f32, d: Dst<'_>) {
     match d {
         Dst::New(o, a, b) => {
-            // grow by zeros, then overwrite in a plain slice loop
-            let start = o.len();
-            o.resize(start + a.len().min(b.len()), 0.0);
-            for ((o, &x), &y) in o[start..].iter_mut().zip(a).zip(b) {
-                *o = f(x, y);
-            }
+            // a zip of two slices has an exact length: `extend` writes each
+            // value once (no zero fill first) and vectorizes
+            o.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
         }
         Dst::Left(a, b) => {
             for (x, &y) in a.iter_mut().zip(b) {
@@ -286,11 +283,7 @@ fn map(f: impl Fn(f32) -> f32, d: MapDst<'_>) {
             }
         }
         MapDst::New(o, a) => {
-            let start = o.len();
-            o.resize(start + a.len(), 0.0);
-            for (o, &x) in o[start..].iter_mut().zip(a) {
-                *o = f(x);
-            }
+            o.extend(a.iter().map(|&x| f(x)));
         }
     }
 }

@@ -323,6 +323,12 @@ impl Tensor {
         }
     }
 
+    /// Whether the values are in host memory (a lazy transpose of a host
+    /// tensor included), without materializing anything.
+    pub fn is_host(&self) -> bool {
+        matches!(self.storage, Storage::Host(_) | Storage::Transposed(_))
+    }
+
     /// The values when the tensor is in host memory (`None` on a device).
     pub fn host_values(&self) -> Option<&[f32]> {
         match &self.storage {

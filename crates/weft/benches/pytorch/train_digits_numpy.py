@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "..", "data", "digits.csv.gz")
+DATA = os.path.join(HERE, "..", "..", "..", "..", "data", "digits.csv.gz")
 
 
 def load():

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "..", "data", "digits.csv.gz")
+DATA = os.path.join(HERE, "..", "..", "..", "..", "data", "digits.csv.gz")
 
 
 def main():
