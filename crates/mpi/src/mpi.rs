@@ -24,7 +24,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
 
 use crate::engine::Engine;
-use crate::transport::{Step, StepOut, Transport, TransportError};
+use crate::transport::{F32Src, Step, StepOut, Transport, TransportError};
 use crate::world::{Host, Inbox, World};
 use crate::MpiError;
 
@@ -67,13 +67,27 @@ type Held = Vec<Box<dyn Any>>;
 /// Where a collective step's result lands.
 enum Recv {
     Bytes(Vec<u8>),
-    F32(Vec<f32>),
+    /// A buffer whose first `len` elements MPI writes (its length is 0
+    /// until the step completes: it may be fresh memory, never written).
+    F32 {
+        buf: Vec<f32>,
+        len: usize,
+    },
 }
 
 struct StepState {
     req: ffi::MPI_Request,
     recv: Recv,
+    /// The step's scratch send buffer, handed back at completion.
+    spare: Option<Vec<f32>>,
     _held: Held,
+}
+
+/// `buf`, emptied, with room for `len` elements (reused when it has it).
+fn room(mut buf: Vec<f32>, len: usize) -> Vec<f32> {
+    buf.clear();
+    buf.reserve_exact(len);
+    buf
 }
 
 pub(crate) struct MpiTransport {
@@ -274,6 +288,7 @@ impl Transport for MpiTransport {
                 StepState {
                     req,
                     recv: Recv::Bytes(recv),
+                    spare: None,
                     _held: vec![Box::new(mine), Box::new(cs), Box::new(ds)],
                 }
             }
@@ -293,6 +308,7 @@ impl Transport for MpiTransport {
                 StepState {
                     req,
                     recv: Recv::Bytes(buf),
+                    spare: None,
                     _held: Vec::new(),
                 }
             }
@@ -300,6 +316,7 @@ impl Transport for MpiTransport {
                 send,
                 ranges,
                 recv_each,
+                recv,
             } => {
                 let lens: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
                 let (scs, _) = counts_displs(&lens)?;
@@ -311,8 +328,12 @@ impl Transport for MpiTransport {
                 if ranges.iter().any(|r| r.end > send.len()) {
                     return Err(TransportError("all-to-all range out of the buffer".into()));
                 }
-                let mut recv = vec![0f32; recv_each * self.size];
+                let len = recv_each * self.size;
+                let mut recv = room(recv, len);
                 // SAFETY: the ranges lie inside `send` (checked above);
+                // `recv` has room for the `len` elements the counts and
+                // displacements describe (MPI writes them through the raw
+                // pointer; its length is set once the step completes);
                 // `send`, `recv` and the four count arrays move into the
                 // step's state and are kept until completion.
                 check("MPI_Ialltoallv", unsafe {
@@ -331,7 +352,8 @@ impl Transport for MpiTransport {
                 })?;
                 StepState {
                     req,
-                    recv: Recv::F32(recv),
+                    recv: Recv::F32 { buf: recv, len },
+                    spare: None,
                     _held: vec![
                         Box::new(send),
                         Box::new(scs),
@@ -345,14 +367,20 @@ impl Transport for MpiTransport {
                 mine,
                 range,
                 counts,
+                recv,
             } => {
                 let piece = mine
+                    .as_slice()
                     .get(range)
                     .ok_or_else(|| TransportError("all-gather range out of the buffer".into()))?;
                 let (cs, ds) = counts_displs(&counts)?;
-                let mut recv = vec![0f32; counts.iter().sum()];
-                // SAFETY: `piece` points into `mine`, which moves into the
-                // step's state with `recv`, `cs` and `ds` until completion.
+                let len = counts.iter().sum();
+                let mut recv = room(recv, len);
+                // SAFETY: `piece` points into `mine`'s heap buffer, which
+                // moves into the step's state (and does not move) until
+                // completion, as do `recv`, `cs` and `ds`; `recv` has room
+                // for the `len` elements the counts and displacements
+                // describe (its length is set once the step completes).
                 check("MPI_Iallgatherv", unsafe {
                     ffi::MPI_Iallgatherv(
                         piece.as_ptr() as *const c_void,
@@ -366,10 +394,15 @@ impl Transport for MpiTransport {
                         &mut req,
                     )
                 })?;
+                let (spare, held): (Option<Vec<f32>>, Box<dyn Any>) = match mine {
+                    F32Src::Owned(v) => (Some(v), Box::new(())),
+                    F32Src::Shared(a) => (None, Box::new(a)),
+                };
                 StepState {
                     req,
-                    recv: Recv::F32(recv),
-                    _held: vec![Box::new(mine), Box::new(cs), Box::new(ds)],
+                    recv: Recv::F32 { buf: recv, len },
+                    spare,
+                    _held: vec![held, Box::new(cs), Box::new(ds)],
                 }
             }
         };
@@ -386,7 +419,13 @@ impl Transport for MpiTransport {
         }
         Ok(self.step.take().map(|s| match s.recv {
             Recv::Bytes(b) => StepOut::Bytes(b),
-            Recv::F32(v) => StepOut::F32(v),
+            Recv::F32 { mut buf, len } => {
+                // SAFETY: the step completed, so MPI wrote all `len`
+                // elements its counts and displacements describe (they
+                // cover `0..len` without gaps), and `room` reserved them.
+                unsafe { buf.set_len(len) };
+                StepOut::F32(buf, s.spare)
+            }
         }))
     }
 
