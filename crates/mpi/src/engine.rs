@@ -307,6 +307,10 @@ impl<T: Transport> Engine<T> {
         }
         while let Some((src, buf)) = self.t.try_recv()? {
             busy = true;
+            // Sends that completed hand their buffers back (`pool.rs`)
+            // before a reply wakes a task that may want one for its next
+            // value.
+            self.t.sends_in_flight()?;
             self.on_msg(src, buf)?;
         }
         if self.run.is_some() || self.filler {

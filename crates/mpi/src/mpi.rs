@@ -210,7 +210,7 @@ impl Transport for MpiTransport {
         let mut i = 0;
         while i < self.sends.len() {
             if test(&mut self.sends[i].0)? {
-                self.sends.swap_remove(i);
+                crate::pool::give(self.sends.swap_remove(i).1);
             } else {
                 i += 1;
             }
@@ -244,9 +244,11 @@ impl Transport for MpiTransport {
         check("MPI_Get_count", unsafe {
             ffi::MPI_Get_count(&status, u8::equivalent_datatype().as_raw(), &mut n)
         })?;
-        let mut buf = vec![0u8; n.max(0) as usize];
-        // SAFETY: `buf` holds exactly the `n` bytes of the matched message
-        // `msg`, which this call receives (and frees) before returning.
+        let len = n.max(0) as usize;
+        let mut buf = crate::pool::take(len);
+        // SAFETY: `buf` has room for exactly the `n` bytes of the matched
+        // message `msg`, which this call receives (and frees) before
+        // returning; MPI writes them through the raw pointer.
         check("MPI_Mrecv", unsafe {
             ffi::MPI_Mrecv(
                 buf.as_mut_ptr() as *mut c_void,
@@ -256,6 +258,9 @@ impl Transport for MpiTransport {
                 status_ignore(),
             )
         })?;
+        // SAFETY: `MPI_Mrecv` succeeded: it wrote all `len` bytes of the
+        // message (its count, from `MPI_Get_count`).
+        unsafe { buf.set_len(len) };
         Ok(Some((status.MPI_SOURCE as usize, buf)))
     }
 

@@ -2,6 +2,8 @@
 //! front of the bytes for a message header (`wire.rs`), so that a value
 //! serialized into it is sent as it is, without another copy; a received
 //! message's payload is the tail of the received buffer, also not copied.
+//! A large payload's buffer comes from, and goes back to, the pool of
+//! `pool.rs`.
 
 use std::fmt;
 
@@ -26,7 +28,7 @@ impl Payload {
 
     /// An empty payload with room for a header and `n` bytes.
     pub fn with_capacity(n: usize) -> Payload {
-        let mut buf = Vec::with_capacity(ROOM + n);
+        let mut buf = crate::pool::take(ROOM.saturating_add(n));
         buf.resize(ROOM, 0);
         Payload { buf, start: ROOM }
     }
@@ -75,14 +77,22 @@ impl Payload {
     /// on).
     pub(crate) fn into_frame(mut self, header: &[u8]) -> (Vec<u8>, usize) {
         if self.start < header.len() {
-            let mut buf = Vec::with_capacity(header.len() + self.len());
+            let mut buf = crate::pool::take(header.len() + self.len());
             buf.extend_from_slice(header);
             buf.extend_from_slice(self.as_slice());
             return (buf, 0);
         }
         let at = self.start - header.len();
         self.buf[at..self.start].copy_from_slice(header);
-        (self.buf, at)
+        (std::mem::take(&mut self.buf), at)
+    }
+}
+
+impl Drop for Payload {
+    /// A large buffer goes back to the pool (`pool.rs`) for the next
+    /// payload or received message.
+    fn drop(&mut self) {
+        crate::pool::give(std::mem::take(&mut self.buf));
     }
 }
 
