@@ -871,12 +871,18 @@ impl<T: Transport> Engine<T> {
                     return Ok(());
                 };
                 let n = data.len();
-                let mine = reduce::chunk(n, self.size, self.rank).len();
-                if pieces.len() != mine * self.size {
+                let own = reduce::chunk(n, self.size, self.rank);
+                let mine = own.len();
+                if pieces.len() != mine * (self.size - 1) {
                     self.broken(run, "reduce-scatter length");
                     return Ok(());
                 }
-                let parts: Vec<&[f32]> = pieces.chunks(mine.max(1)).take(self.size).collect();
+                // The others' pieces in rank order, this rank's own (from
+                // its tensor) in its place.
+                let mut parts: Vec<&[f32]> =
+                    pieces.chunks(mine.max(1)).take(self.size - 1).collect();
+                parts.resize(self.size - 1, &[]);
+                parts.insert(self.rank, &data[own]);
                 let out = self.take_scratch(mine);
                 let out = reduce::fold_f32_into(op, &parts, mine, out);
                 self.keep_scratch(pieces);
@@ -965,13 +971,26 @@ impl<T: Transport> Engine<T> {
                         })?;
                         run.phase = Phase::ReduceAll;
                     } else {
-                        let ranges = (0..n).map(|j| reduce::chunk(len, n, j)).collect();
-                        let recv_each = reduce::chunk(len, n, self.rank).len();
-                        let recv = self.take_scratch(recv_each * n);
+                        // This rank's own piece is not sent: the fold reads
+                        // it from the tensor.
+                        let me = self.rank;
+                        let ranges = (0..n)
+                            .map(|j| {
+                                if j == me {
+                                    0..0
+                                } else {
+                                    reduce::chunk(len, n, j)
+                                }
+                            })
+                            .collect();
+                        let mine = reduce::chunk(len, n, me).len();
+                        let recv_counts: Vec<usize> =
+                            (0..n).map(|j| if j == me { 0 } else { mine }).collect();
+                        let recv = self.take_scratch(mine * (n - 1));
                         self.t.start(Step::ToAllF32 {
                             send: data,
                             ranges,
-                            recv_each,
+                            recv_counts,
                             recv,
                         })?;
                         run.phase = Phase::ReduceScatter;

@@ -111,33 +111,35 @@ fn results(steps: Vec<Step>) -> Result<Vec<StepOut>, TransportError> {
                 let Step::ToAllF32 {
                     send,
                     ranges,
-                    recv_each,
+                    recv_counts,
                     mut recv,
                 } = s
                 else {
                     return bad("all-to-all");
                 };
+                if recv_counts.len() != n {
+                    return bad("all-to-all");
+                }
                 recv.clear();
-                parts.push((send, ranges, recv_each, recv));
+                parts.push((send, ranges, recv_counts, recv));
             }
-            for r in 0..n {
-                for j in 0..n {
+            for j in 0..n {
+                for r in 0..n {
                     let (send, ranges, ..) = &parts[r];
                     let Some(piece) = ranges.get(j).and_then(|g| send.get(g.clone())) else {
                         return bad("all-to-all");
                     };
+                    if piece.len() != parts[j].2[r] {
+                        return bad("all-to-all");
+                    }
                     let piece = piece.to_vec();
                     parts[j].3.extend_from_slice(&piece);
                 }
             }
-            let mut outs = Vec::with_capacity(n);
-            for (_, _, recv_each, recv) in parts {
-                if recv_each * n != recv.len() {
-                    return bad("all-to-all");
-                }
-                outs.push(StepOut::F32(recv, None));
-            }
-            Ok(outs)
+            Ok(parts
+                .into_iter()
+                .map(|(.., recv)| StepOut::F32(recv, None))
+                .collect())
         }
         Step::GatherF32 { .. } => {
             let mut all = Vec::new();

@@ -320,7 +320,7 @@ impl Transport for MpiTransport {
             Step::ToAllF32 {
                 send,
                 ranges,
-                recv_each,
+                recv_counts,
                 recv,
             } => {
                 let lens: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
@@ -329,11 +329,11 @@ impl Transport for MpiTransport {
                     .iter()
                     .map(|r| count(r.start))
                     .collect::<Result<Vec<_>, _>>()?;
-                let (rcs, rds) = counts_displs(&vec![recv_each; self.size])?;
+                let (rcs, rds) = counts_displs(&recv_counts)?;
                 if ranges.iter().any(|r| r.end > send.len()) {
                     return Err(TransportError("all-to-all range out of the buffer".into()));
                 }
-                let len = recv_each * self.size;
+                let len = recv_counts.iter().sum();
                 let mut recv = room(recv, len);
                 // SAFETY: the ranges lie inside `send` (checked above);
                 // `recv` has room for the `len` elements the counts and

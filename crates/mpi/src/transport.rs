@@ -26,14 +26,14 @@ pub(crate) enum Step {
     /// same length to fill.
     Bcast { root: usize, buf: Vec<u8> },
     /// Rank `r` sends `send[ranges[j]]` to every rank `j` and receives
-    /// `recv_each` elements from every rank: everyone gets its pieces in
-    /// rank order (the reduce-scatter half of a large all-reduce), in
-    /// `recv` (cleared first: a buffer to reuse, docs/distributed.md,
-    /// "Speed").
+    /// `recv_counts[j]` elements from every rank `j`: everyone gets its
+    /// pieces in rank order (the reduce-scatter half of a large
+    /// all-reduce, where a rank sends itself nothing), in `recv` (cleared
+    /// first: a buffer to reuse, docs/distributed.md, "Speed").
     ToAllF32 {
         send: Arc<Vec<f32>>,
         ranges: Vec<Range<usize>>,
-        recv_each: usize,
+        recv_counts: Vec<usize>,
         recv: Vec<f32>,
     },
     /// Like `Gather`, for `mine[range]` of an `f32` buffer; the result
