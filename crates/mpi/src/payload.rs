@@ -60,6 +60,23 @@ impl Payload {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Makes room for `additional` more bytes (a large payload's buffer
+    /// then comes from the pool of reused buffers; write the size of a
+    /// large value first, so that it is not grown step by step).
+    pub fn reserve(&mut self, additional: usize) {
+        let need = self.buf.len().saturating_add(additional);
+        if need <= self.buf.capacity() {
+            return;
+        }
+        if need >= crate::pool::MIN {
+            let mut b = crate::pool::take(need);
+            b.extend_from_slice(&self.buf);
+            crate::pool::give(std::mem::replace(&mut self.buf, b));
+        } else {
+            self.buf.reserve(additional);
+        }
+    }
+
     /// Appends one byte.
     pub fn push(&mut self, b: u8) {
         self.buf.push(b);
@@ -140,6 +157,18 @@ mod tests {
         let (buf, at) = p.into_frame(&[9, 8]);
         assert_eq!(&buf[at..], &[9, 8, b'a', b'b', b'c', b'd']);
         assert_eq!(at, ROOM - 2);
+    }
+
+    #[test]
+    fn reserving_keeps_the_bytes_and_the_room() {
+        let mut p = Payload::from_bytes(b"xy");
+        p.reserve(crate::pool::MIN * 2);
+        assert!(p.buf.capacity() >= ROOM + 2 + crate::pool::MIN * 2);
+        assert_eq!(p.as_slice(), b"xy");
+        p.reserve(1);
+        p.push(b'z');
+        let (buf, at) = p.into_frame(&[1]);
+        assert_eq!(&buf[at..], &[1, b'x', b'y', b'z']);
     }
 
     #[test]
