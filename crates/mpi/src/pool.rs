@@ -6,7 +6,8 @@
 //! (docs/distributed.md, "Speed"). Small buffers are not kept (the
 //! allocator reuses those well), nor more than [`MAX_BUFS`] buffers or
 //! [`MAX_BYTES`] in all, so that a program keeps at most that much memory
-//! it no longer uses.
+//! it no longer uses (it counts toward `weft run --max-memory`, like any
+//! allocation).
 
 use std::sync::Mutex;
 
