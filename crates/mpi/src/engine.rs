@@ -151,6 +151,9 @@ pub(crate) struct Engine<T: Transport> {
 /// How many scratch buffers the messaging thread keeps (an all-reduce uses
 /// two at once).
 const SCRATCH: usize = 2;
+/// A scratch buffer larger than this many bytes is not kept: the memory a
+/// process holds for all-reduces it has finished stays bounded.
+const SCRATCH_MAX_BYTES: usize = 256 << 20;
 
 type Res = Result<(), TransportError>;
 
@@ -200,8 +203,11 @@ impl<T: Transport> Engine<T> {
     }
 
     /// Keeps a scratch buffer for the next all-reduce (the smallest goes
-    /// when there are too many).
+    /// when there are too many; one over [`SCRATCH_MAX_BYTES`] is freed).
     fn keep_scratch(&mut self, buf: Vec<f32>) {
+        if buf.capacity().saturating_mul(4) > SCRATCH_MAX_BYTES {
+            return;
+        }
         self.scratch.push(buf);
         if self.scratch.len() > SCRATCH {
             let small = (0..self.scratch.len())
