@@ -9,6 +9,7 @@
 # Prints a markdown table, with the load average before and after.
 # NPS="2" runs the all-reduces with 2 processes only (default "2 4": the
 # 4-process rows oversubscribe a 2-core machine and take minutes).
+# WEFT=PATH measures another build of bench_world (an A/B comparison).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +23,7 @@ mkdir -p target/bench-mpi
 mpicc -O2 -o target/bench-mpi/baseline crates/mpi/benches/baseline.c
 cargo build --release -q -p weft-mpi --features mpi --example bench_world
 BASE=target/bench-mpi/baseline
-WEFT=target/release/examples/bench_world
+WEFT=${WEFT:-${CARGO_TARGET_DIR:-target}/release/examples/bench_world}
 
 # value NAME KEY LINE: the number after KEY= in LINE.
 val() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }

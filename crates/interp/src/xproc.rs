@@ -182,8 +182,15 @@ pub fn encode(procs: &Arc<Procs>, v: &Value, out: &mut Payload) -> Result<(), Ru
             for d in t.dims() {
                 u64s(out, *d);
             }
-            for x in data.iter() {
-                out.extend_from_slice(&x.to_bits().to_le_bytes());
+            // Sized first (a large payload's buffer is then reused, see
+            // weft_mpi's pool), then converted a block at a time.
+            out.reserve(4 * data.len());
+            let mut block = [0u8; 4096];
+            for xs in data.chunks(block.len() / 4) {
+                for (b, x) in block.chunks_exact_mut(4).zip(xs) {
+                    b.copy_from_slice(&x.to_bits().to_le_bytes());
+                }
+                out.extend_from_slice(&block[..4 * xs.len()]);
             }
         }
         Value::Comm(None) => out.push(NIL_COMM),
@@ -569,6 +576,26 @@ impl runtime::Quiescence for Quiet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_tensor_reads_back_bitwise() {
+        let p = procs(World::solo());
+        // More than one conversion block, and not a whole number of them.
+        let data: Vec<f32> = (0..3001u32)
+            .map(|i| f32::from_bits(i.wrapping_mul(2_654_435_761)))
+            .collect();
+        let t = Tensor::from_host_buffer(&[3001], Arc::new(data.clone())).expect("a tensor");
+        let mut out = Payload::new();
+        encode(&p, &Value::Tensor(Box::new(t)), &mut out).expect("encodes");
+        match decode(&p, out.as_slice()).expect("decodes") {
+            Value::Tensor(t) => {
+                let back = t.host_buffer().expect("on the host");
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&back), bits(&data));
+            }
+            other => panic!("{}", other.to_display()),
+        }
+    }
 
     #[test]
     fn values_read_back() {

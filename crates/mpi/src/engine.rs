@@ -22,7 +22,7 @@ use crate::header::{
 use crate::loom::Ordering;
 use crate::reduce;
 use crate::slot::Completer;
-use crate::transport::{Step, StepOut, Transport, TransportError};
+use crate::transport::{F32Src, Step, StepOut, Transport, TransportError};
 use crate::wire::{Msg, Status};
 use crate::world::{BoxFuture, Bytes, Cmd, Dir, End, EngineEnd, Host, Inbox};
 use crate::{CallError, Payload, RemoteError};
@@ -142,7 +142,18 @@ pub(crate) struct Engine<T: Transport> {
     /// progress here, joined only so that it completes (see `run`).
     filler: bool,
     broken: Option<String>,
+    /// Scratch buffers of all-reduces (received pieces, a reduced chunk),
+    /// reused by the next one instead of allocated afresh
+    /// (docs/distributed.md, "Speed"); at most [`SCRATCH`].
+    scratch: Vec<Vec<f32>>,
 }
+
+/// How many scratch buffers the messaging thread keeps (an all-reduce uses
+/// two at once).
+const SCRATCH: usize = 2;
+/// A scratch buffer larger than this many bytes is not kept: the memory a
+/// process holds for all-reduces it has finished stays bounded.
+const SCRATCH_MAX_BYTES: usize = 256 << 20;
 
 type Res = Result<(), TransportError>;
 
@@ -173,6 +184,36 @@ impl<T: Transport> Engine<T> {
             max_started: 0,
             filler: false,
             broken: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// A scratch buffer for `n` elements: the kept one closest in size
+    /// among those large enough, else the largest (it grows), else a new
+    /// one.
+    fn take_scratch(&mut self, n: usize) -> Vec<f32> {
+        let fit = (0..self.scratch.len())
+            .filter(|&i| self.scratch[i].capacity() >= n)
+            .min_by_key(|&i| self.scratch[i].capacity());
+        let big = (0..self.scratch.len()).max_by_key(|&i| self.scratch[i].capacity());
+        match fit.or(big) {
+            Some(i) => self.scratch.swap_remove(i),
+            None => Vec::new(),
+        }
+    }
+
+    /// Keeps a scratch buffer for the next all-reduce (the smallest goes
+    /// when there are too many; one over [`SCRATCH_MAX_BYTES`] is freed).
+    fn keep_scratch(&mut self, buf: Vec<f32>) {
+        if buf.capacity().saturating_mul(4) > SCRATCH_MAX_BYTES {
+            return;
+        }
+        self.scratch.push(buf);
+        if self.scratch.len() > SCRATCH {
+            let small = (0..self.scratch.len())
+                .min_by_key(|&i| self.scratch[i].capacity())
+                .unwrap_or(0);
+            self.scratch.swap_remove(small);
         }
     }
 
@@ -272,6 +313,10 @@ impl<T: Transport> Engine<T> {
         }
         while let Some((src, buf)) = self.t.try_recv()? {
             busy = true;
+            // Sends that completed hand their buffers back (`pool.rs`)
+            // before a reply wakes a task that may want one for its next
+            // value.
+            self.t.sends_in_flight()?;
             self.on_msg(src, buf)?;
         }
         if self.run.is_some() || self.filler {
@@ -796,7 +841,7 @@ impl<T: Transport> Engine<T> {
                 let e = mismatch(&run.headers, &descs);
                 self.finish(run, Err(e.into()));
             }
-            (Phase::ReduceAll, StepOut::F32(all)) => {
+            (Phase::ReduceAll, StepOut::F32(all, _)) => {
                 let Op::AllReduce(op) = run.job.op else {
                     self.broken(run, "phase");
                     return Ok(());
@@ -813,6 +858,7 @@ impl<T: Transport> Engine<T> {
                 let parts: Vec<&[f32]> = all.chunks(n.max(1)).take(self.size).collect();
                 let out = reduce::fold_f32(op, &parts, n);
                 let shape = shape.clone();
+                self.keep_scratch(all);
                 self.finish(
                     run,
                     Ok(Outcome::F32 {
@@ -821,7 +867,7 @@ impl<T: Transport> Engine<T> {
                     }),
                 );
             }
-            (Phase::ReduceScatter, StepOut::F32(pieces)) => {
+            (Phase::ReduceScatter, StepOut::F32(pieces, _)) => {
                 let Op::AllReduce(op) = run.job.op else {
                     self.broken(run, "phase");
                     return Ok(());
@@ -831,25 +877,39 @@ impl<T: Transport> Engine<T> {
                     return Ok(());
                 };
                 let n = data.len();
-                let mine = reduce::chunk(n, self.size, self.rank).len();
-                if pieces.len() != mine * self.size {
+                let own = reduce::chunk(n, self.size, self.rank);
+                let mine = own.len();
+                if pieces.len() != mine * (self.size - 1) {
                     self.broken(run, "reduce-scatter length");
                     return Ok(());
                 }
-                let parts: Vec<&[f32]> = pieces.chunks(mine.max(1)).take(self.size).collect();
-                let out = reduce::fold_f32(op, &parts, mine);
+                // The others' pieces in rank order, this rank's own (from
+                // its tensor) in its place.
+                let mut parts: Vec<&[f32]> =
+                    pieces.chunks(mine.max(1)).take(self.size - 1).collect();
+                parts.resize(self.size - 1, &[]);
+                parts.insert(self.rank, &data[own]);
+                let out = self.take_scratch(mine);
+                let out = reduce::fold_f32_into(op, &parts, mine, out);
+                self.keep_scratch(pieces);
                 let counts = (0..self.size)
                     .map(|j| reduce::chunk(n, self.size, j).len())
                     .collect();
+                // The result is the program's (a fresh buffer, never
+                // written before MPI fills it).
                 self.t.start(Step::GatherF32 {
-                    mine: Arc::new(out),
+                    mine: F32Src::Owned(out),
                     range: 0..mine,
                     counts,
+                    recv: Vec::new(),
                 })?;
                 run.phase = Phase::GatherChunks;
                 self.run = Some(run);
             }
-            (Phase::GatherChunks, StepOut::F32(all)) => {
+            (Phase::GatherChunks, StepOut::F32(all, spare)) => {
+                if let Some(b) = spare {
+                    self.keep_scratch(b);
+                }
                 let Data::F32 { shape, data } = &run.job.data else {
                     self.broken(run, "phase");
                     return Ok(());
@@ -906,19 +966,38 @@ impl<T: Transport> Engine<T> {
                 }
                 Data::F32 { data, .. } => {
                     let len = data.len();
+                    let data = data.clone();
                     if 4 * len as u64 <= SMALL_REDUCE_BYTES {
+                        let recv = self.take_scratch(len * n);
                         self.t.start(Step::GatherF32 {
-                            mine: data.clone(),
+                            mine: F32Src::Shared(data),
                             range: 0..len,
                             counts: vec![len; n],
+                            recv,
                         })?;
                         run.phase = Phase::ReduceAll;
                     } else {
-                        let ranges = (0..n).map(|j| reduce::chunk(len, n, j)).collect();
+                        // This rank's own piece is not sent: the fold reads
+                        // it from the tensor.
+                        let me = self.rank;
+                        let ranges = (0..n)
+                            .map(|j| {
+                                if j == me {
+                                    0..0
+                                } else {
+                                    reduce::chunk(len, n, j)
+                                }
+                            })
+                            .collect();
+                        let mine = reduce::chunk(len, n, me).len();
+                        let recv_counts: Vec<usize> =
+                            (0..n).map(|j| if j == me { 0 } else { mine }).collect();
+                        let recv = self.take_scratch(mine * (n - 1));
                         self.t.start(Step::ToAllF32 {
-                            send: data.clone(),
+                            send: data,
                             ranges,
-                            recv_each: reduce::chunk(len, n, self.rank).len(),
+                            recv_counts,
+                            recv,
                         })?;
                         run.phase = Phase::ReduceScatter;
                     }

@@ -16,6 +16,7 @@
 //! | `reduce.rs`    | a large all-reduce's chunks; the rank-order fold (`weft_coll::kernel`) |
 //! | `wire.rs`      | the messages between processes and their bytes |
 //! | `payload.rs`   | `Payload`: a value's bytes, with room for a header |
+//! | `pool.rs`      | large byte buffers kept for reuse (payloads, received messages) |
 //! | `slot.rs`      | one-shot completions between tasks and the thread: `Pending` |
 //! | `backoff.rs`   | how the messaging thread waits between polls |
 //! | `transport.rs` | what the thread needs from MPI: the `Transport` trait |
@@ -39,6 +40,7 @@ mod mem;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod payload;
+mod pool;
 mod reduce;
 mod slot;
 mod transport;

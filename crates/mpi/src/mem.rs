@@ -106,25 +106,40 @@ fn results(steps: Vec<Step>) -> Result<Vec<StepOut>, TransportError> {
             Ok((0..n).map(|_| StepOut::Bytes(buf.clone())).collect())
         }
         Step::ToAllF32 { .. } => {
-            let mut outs = vec![Vec::new(); n];
-            for s in &steps {
-                let Step::ToAllF32 { send, ranges, .. } = s else {
+            let mut parts = Vec::with_capacity(n);
+            for s in steps {
+                let Step::ToAllF32 {
+                    send,
+                    ranges,
+                    recv_counts,
+                    mut recv,
+                } = s
+                else {
                     return bad("all-to-all");
                 };
-                for (j, out) in outs.iter_mut().enumerate() {
-                    let Some(piece) = ranges.get(j).and_then(|r| send.get(r.clone())) else {
+                if recv_counts.len() != n {
+                    return bad("all-to-all");
+                }
+                recv.clear();
+                parts.push((send, ranges, recv_counts, recv));
+            }
+            for j in 0..n {
+                for r in 0..n {
+                    let (send, ranges, ..) = &parts[r];
+                    let Some(piece) = ranges.get(j).and_then(|g| send.get(g.clone())) else {
                         return bad("all-to-all");
                     };
-                    out.extend_from_slice(piece);
+                    if piece.len() != parts[j].2[r] {
+                        return bad("all-to-all");
+                    }
+                    let piece = piece.to_vec();
+                    parts[j].3.extend_from_slice(&piece);
                 }
             }
-            for (s, out) in steps.iter().zip(&outs) {
-                match s {
-                    Step::ToAllF32 { recv_each, .. } if recv_each * n == out.len() => {}
-                    _ => return bad("all-to-all"),
-                }
-            }
-            Ok(outs.into_iter().map(StepOut::F32).collect())
+            Ok(parts
+                .into_iter()
+                .map(|(.., recv)| StepOut::F32(recv, None))
+                .collect())
         }
         Step::GatherF32 { .. } => {
             let mut all = Vec::new();
@@ -133,18 +148,28 @@ fn results(steps: Vec<Step>) -> Result<Vec<StepOut>, TransportError> {
                     mine,
                     range,
                     counts,
+                    ..
                 } = s
                 else {
                     return bad("gather");
                 };
-                match mine.get(range.clone()) {
+                match mine.as_slice().get(range.clone()) {
                     Some(piece) if counts.len() == n && piece.len() == counts[r] => {
                         all.extend_from_slice(piece)
                     }
                     _ => return bad("gather"),
                 }
             }
-            Ok((0..n).map(|_| StepOut::F32(all.clone())).collect())
+            let mut outs = Vec::with_capacity(n);
+            for s in steps {
+                let Step::GatherF32 { mine, mut recv, .. } = s else {
+                    return bad("gather");
+                };
+                recv.clear();
+                recv.extend_from_slice(&all);
+                outs.push(StepOut::F32(recv, mine.into_owned()));
+            }
+            Ok(outs)
         }
     }
 }

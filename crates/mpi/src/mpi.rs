@@ -24,7 +24,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
 
 use crate::engine::Engine;
-use crate::transport::{Step, StepOut, Transport, TransportError};
+use crate::transport::{F32Src, Step, StepOut, Transport, TransportError};
 use crate::world::{Host, Inbox, World};
 use crate::MpiError;
 
@@ -67,13 +67,27 @@ type Held = Vec<Box<dyn Any>>;
 /// Where a collective step's result lands.
 enum Recv {
     Bytes(Vec<u8>),
-    F32(Vec<f32>),
+    /// A buffer whose first `len` elements MPI writes (its length is 0
+    /// until the step completes: it may be fresh memory, never written).
+    F32 {
+        buf: Vec<f32>,
+        len: usize,
+    },
 }
 
 struct StepState {
     req: ffi::MPI_Request,
     recv: Recv,
+    /// The step's scratch send buffer, handed back at completion.
+    spare: Option<Vec<f32>>,
     _held: Held,
+}
+
+/// `buf`, emptied, with room for `len` elements (reused when it has it).
+fn room(mut buf: Vec<f32>, len: usize) -> Vec<f32> {
+    buf.clear();
+    buf.reserve_exact(len);
+    buf
 }
 
 pub(crate) struct MpiTransport {
@@ -196,7 +210,7 @@ impl Transport for MpiTransport {
         let mut i = 0;
         while i < self.sends.len() {
             if test(&mut self.sends[i].0)? {
-                self.sends.swap_remove(i);
+                crate::pool::give(self.sends.swap_remove(i).1);
             } else {
                 i += 1;
             }
@@ -230,9 +244,11 @@ impl Transport for MpiTransport {
         check("MPI_Get_count", unsafe {
             ffi::MPI_Get_count(&status, u8::equivalent_datatype().as_raw(), &mut n)
         })?;
-        let mut buf = vec![0u8; n.max(0) as usize];
-        // SAFETY: `buf` holds exactly the `n` bytes of the matched message
-        // `msg`, which this call receives (and frees) before returning.
+        let len = n.max(0) as usize;
+        let mut buf = crate::pool::take(len);
+        // SAFETY: `buf` has room for exactly the `n` bytes of the matched
+        // message `msg`, which this call receives (and frees) before
+        // returning; MPI writes them through the raw pointer.
         check("MPI_Mrecv", unsafe {
             ffi::MPI_Mrecv(
                 buf.as_mut_ptr() as *mut c_void,
@@ -242,6 +258,9 @@ impl Transport for MpiTransport {
                 status_ignore(),
             )
         })?;
+        // SAFETY: `MPI_Mrecv` succeeded: it wrote all `len` bytes of the
+        // message (its count, from `MPI_Get_count`).
+        unsafe { buf.set_len(len) };
         Ok(Some((status.MPI_SOURCE as usize, buf)))
     }
 
@@ -274,6 +293,7 @@ impl Transport for MpiTransport {
                 StepState {
                     req,
                     recv: Recv::Bytes(recv),
+                    spare: None,
                     _held: vec![Box::new(mine), Box::new(cs), Box::new(ds)],
                 }
             }
@@ -293,13 +313,15 @@ impl Transport for MpiTransport {
                 StepState {
                     req,
                     recv: Recv::Bytes(buf),
+                    spare: None,
                     _held: Vec::new(),
                 }
             }
             Step::ToAllF32 {
                 send,
                 ranges,
-                recv_each,
+                recv_counts,
+                recv,
             } => {
                 let lens: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
                 let (scs, _) = counts_displs(&lens)?;
@@ -307,12 +329,16 @@ impl Transport for MpiTransport {
                     .iter()
                     .map(|r| count(r.start))
                     .collect::<Result<Vec<_>, _>>()?;
-                let (rcs, rds) = counts_displs(&vec![recv_each; self.size])?;
+                let (rcs, rds) = counts_displs(&recv_counts)?;
                 if ranges.iter().any(|r| r.end > send.len()) {
                     return Err(TransportError("all-to-all range out of the buffer".into()));
                 }
-                let mut recv = vec![0f32; recv_each * self.size];
+                let len = recv_counts.iter().sum();
+                let mut recv = room(recv, len);
                 // SAFETY: the ranges lie inside `send` (checked above);
+                // `recv` has room for the `len` elements the counts and
+                // displacements describe (MPI writes them through the raw
+                // pointer; its length is set once the step completes);
                 // `send`, `recv` and the four count arrays move into the
                 // step's state and are kept until completion.
                 check("MPI_Ialltoallv", unsafe {
@@ -331,7 +357,8 @@ impl Transport for MpiTransport {
                 })?;
                 StepState {
                     req,
-                    recv: Recv::F32(recv),
+                    recv: Recv::F32 { buf: recv, len },
+                    spare: None,
                     _held: vec![
                         Box::new(send),
                         Box::new(scs),
@@ -345,14 +372,20 @@ impl Transport for MpiTransport {
                 mine,
                 range,
                 counts,
+                recv,
             } => {
                 let piece = mine
+                    .as_slice()
                     .get(range)
                     .ok_or_else(|| TransportError("all-gather range out of the buffer".into()))?;
                 let (cs, ds) = counts_displs(&counts)?;
-                let mut recv = vec![0f32; counts.iter().sum()];
-                // SAFETY: `piece` points into `mine`, which moves into the
-                // step's state with `recv`, `cs` and `ds` until completion.
+                let len = counts.iter().sum();
+                let mut recv = room(recv, len);
+                // SAFETY: `piece` points into `mine`'s heap buffer, which
+                // moves into the step's state (and does not move) until
+                // completion, as do `recv`, `cs` and `ds`; `recv` has room
+                // for the `len` elements the counts and displacements
+                // describe (its length is set once the step completes).
                 check("MPI_Iallgatherv", unsafe {
                     ffi::MPI_Iallgatherv(
                         piece.as_ptr() as *const c_void,
@@ -366,10 +399,15 @@ impl Transport for MpiTransport {
                         &mut req,
                     )
                 })?;
+                let (spare, held): (Option<Vec<f32>>, Box<dyn Any>) = match mine {
+                    F32Src::Owned(v) => (Some(v), Box::new(())),
+                    F32Src::Shared(a) => (None, Box::new(a)),
+                };
                 StepState {
                     req,
-                    recv: Recv::F32(recv),
-                    _held: vec![Box::new(mine), Box::new(cs), Box::new(ds)],
+                    recv: Recv::F32 { buf: recv, len },
+                    spare,
+                    _held: vec![held, Box::new(cs), Box::new(ds)],
                 }
             }
         };
@@ -386,7 +424,13 @@ impl Transport for MpiTransport {
         }
         Ok(self.step.take().map(|s| match s.recv {
             Recv::Bytes(b) => StepOut::Bytes(b),
-            Recv::F32(v) => StepOut::F32(v),
+            Recv::F32 { mut buf, len } => {
+                // SAFETY: the step completed, so MPI wrote all `len`
+                // elements its counts and displacements describe (they
+                // cover `0..len` without gaps), and `room` reserved them.
+                unsafe { buf.set_len(len) };
+                StepOut::F32(buf, s.spare)
+            }
         }))
     }
 

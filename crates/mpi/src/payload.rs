@@ -2,6 +2,8 @@
 //! front of the bytes for a message header (`wire.rs`), so that a value
 //! serialized into it is sent as it is, without another copy; a received
 //! message's payload is the tail of the received buffer, also not copied.
+//! A large payload's buffer comes from, and goes back to, the pool of
+//! `pool.rs`.
 
 use std::fmt;
 
@@ -26,7 +28,7 @@ impl Payload {
 
     /// An empty payload with room for a header and `n` bytes.
     pub fn with_capacity(n: usize) -> Payload {
-        let mut buf = Vec::with_capacity(ROOM + n);
+        let mut buf = crate::pool::take(ROOM.saturating_add(n));
         buf.resize(ROOM, 0);
         Payload { buf, start: ROOM }
     }
@@ -58,6 +60,23 @@ impl Payload {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Makes room for `additional` more bytes (a large payload's buffer
+    /// then comes from the pool of reused buffers; write the size of a
+    /// large value first, so that it is not grown step by step).
+    pub fn reserve(&mut self, additional: usize) {
+        let need = self.buf.len().saturating_add(additional);
+        if need <= self.buf.capacity() {
+            return;
+        }
+        if need >= crate::pool::MIN {
+            let mut b = crate::pool::take(need);
+            b.extend_from_slice(&self.buf);
+            crate::pool::give(std::mem::replace(&mut self.buf, b));
+        } else {
+            self.buf.reserve(additional);
+        }
+    }
+
     /// Appends one byte.
     pub fn push(&mut self, b: u8) {
         self.buf.push(b);
@@ -75,14 +94,22 @@ impl Payload {
     /// on).
     pub(crate) fn into_frame(mut self, header: &[u8]) -> (Vec<u8>, usize) {
         if self.start < header.len() {
-            let mut buf = Vec::with_capacity(header.len() + self.len());
+            let mut buf = crate::pool::take(header.len() + self.len());
             buf.extend_from_slice(header);
             buf.extend_from_slice(self.as_slice());
             return (buf, 0);
         }
         let at = self.start - header.len();
         self.buf[at..self.start].copy_from_slice(header);
-        (self.buf, at)
+        (std::mem::take(&mut self.buf), at)
+    }
+}
+
+impl Drop for Payload {
+    /// A large buffer goes back to the pool (`pool.rs`) for the next
+    /// payload or received message.
+    fn drop(&mut self) {
+        crate::pool::give(std::mem::take(&mut self.buf));
     }
 }
 
@@ -130,6 +157,18 @@ mod tests {
         let (buf, at) = p.into_frame(&[9, 8]);
         assert_eq!(&buf[at..], &[9, 8, b'a', b'b', b'c', b'd']);
         assert_eq!(at, ROOM - 2);
+    }
+
+    #[test]
+    fn reserving_keeps_the_bytes_and_the_room() {
+        let mut p = Payload::from_bytes(b"xy");
+        p.reserve(crate::pool::MIN * 2);
+        assert!(p.buf.capacity() >= ROOM + 2 + crate::pool::MIN * 2);
+        assert_eq!(p.as_slice(), b"xy");
+        p.reserve(1);
+        p.push(b'z');
+        let (buf, at) = p.into_frame(&[1]);
+        assert_eq!(&buf[at..], &[1, b'x', b'y', b'z']);
     }
 
     #[test]

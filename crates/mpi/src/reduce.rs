@@ -17,10 +17,19 @@ use weft_coll::{kernel, Reduce};
 /// `0..n`: every part has `n` elements (a shorter one panics). With no
 /// part (a tensor of no elements gathered as no chunks), `n` zeros.
 pub(crate) fn fold_f32(op: Reduce, parts: &[&[f32]], n: usize) -> Vec<f32> {
+    fold_f32_into(op, parts, n, Vec::new())
+}
+
+/// [`fold_f32`] into `out`, whose elements are replaced (its allocation
+/// is reused when large enough: a scratch buffer of the messaging
+/// thread's).
+pub(crate) fn fold_f32_into(op: Reduce, parts: &[&[f32]], n: usize, mut out: Vec<f32>) -> Vec<f32> {
+    out.clear();
     if parts.is_empty() {
-        return vec![0.0; n];
+        out.resize(n, 0.0);
+        return out;
     }
-    let mut out = Vec::with_capacity(n);
+    out.reserve_exact(n);
     kernel::reduce_f32(op, parts, &mut out.spare_capacity_mut()[..n]);
     // SAFETY: with at least one input, `reduce_f32` wrote every element of
     // `out[..n]` (it panics on an input shorter than `n`, before this).
@@ -90,6 +99,8 @@ mod tests {
             let op = OPS[op];
             let views: Vec<&[f32]> = parts.iter().map(|p| p.as_slice()).collect();
             let out = fold_f32(op, &views, parts[0].len());
+            // A reused buffer (longer, holding old values) gives the same.
+            let reused = fold_f32_into(op, &views, parts[0].len(), vec![7.0; 80]);
             let want = reference(op, &parts);
             // Bitwise, except which NaN a sum or product of NaNs gives:
             // Rust leaves that to the code generator (RFC 3514), which may
@@ -99,6 +110,7 @@ mod tests {
             let key = |x: f32| if arith && x.is_nan() { u32::MAX } else { x.to_bits() };
             let keys = |v: &[f32]| v.iter().map(|&x| key(x)).collect::<Vec<_>>();
             prop_assert_eq!(keys(&out), keys(&want));
+            prop_assert_eq!(keys(&reused), keys(&want));
         }
 
         #[test]

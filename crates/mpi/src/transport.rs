@@ -26,26 +26,59 @@ pub(crate) enum Step {
     /// same length to fill.
     Bcast { root: usize, buf: Vec<u8> },
     /// Rank `r` sends `send[ranges[j]]` to every rank `j` and receives
-    /// `recv_each` elements from every rank: everyone gets its pieces in
-    /// rank order (the reduce-scatter half of a large all-reduce).
+    /// `recv_counts[j]` elements from every rank `j`: everyone gets its
+    /// pieces in rank order (the reduce-scatter half of a large
+    /// all-reduce, where a rank sends itself nothing), in `recv` (cleared
+    /// first: a buffer to reuse, docs/distributed.md, "Speed").
     ToAllF32 {
         send: Arc<Vec<f32>>,
         ranges: Vec<Range<usize>>,
-        recv_each: usize,
+        recv_counts: Vec<usize>,
+        recv: Vec<f32>,
     },
-    /// Like `Gather`, for `mine[range]` of an `f32` buffer.
+    /// Like `Gather`, for `mine[range]` of an `f32` buffer; the result
+    /// lands in `recv` (cleared first). `mine` comes back with the result.
     GatherF32 {
-        mine: Arc<Vec<f32>>,
+        mine: F32Src,
         range: Range<usize>,
         counts: Vec<usize>,
+        recv: Vec<f32>,
     },
+}
+
+/// The buffer an `f32` step sends from: a tensor of the program's, or a
+/// scratch buffer of the messaging thread's, handed back when the step
+/// completes so that the next step reuses it.
+#[derive(Debug)]
+pub(crate) enum F32Src {
+    Shared(Arc<Vec<f32>>),
+    Owned(Vec<f32>),
+}
+
+impl F32Src {
+    pub fn as_slice(&self) -> &[f32] {
+        match self {
+            F32Src::Shared(v) => v,
+            F32Src::Owned(v) => v,
+        }
+    }
+
+    /// The scratch buffer, if it is one.
+    pub fn into_owned(self) -> Option<Vec<f32>> {
+        match self {
+            F32Src::Shared(_) => None,
+            F32Src::Owned(v) => Some(v),
+        }
+    }
 }
 
 /// What a finished step gives.
 #[derive(Debug, PartialEq)]
 pub(crate) enum StepOut {
     Bytes(Vec<u8>),
-    F32(Vec<f32>),
+    /// The received elements, and the step's send buffer if it was a
+    /// scratch buffer (`F32Src::Owned`).
+    F32(Vec<f32>, Option<Vec<f32>>),
 }
 
 /// The transport failed: the MPI library reported an error.

@@ -327,6 +327,10 @@ pub fn collectives(world: World, lines: Lines) -> BoxFut {
             (Reduce::Sum, 100_003),
             (Reduce::Max, 100_003),
             (Reduce::Prod, 40_000),
+            // Scratch buffers kept from the larger ones, then grown.
+            (Reduce::Min, 3001),
+            (Reduce::Sum, 250_001),
+            (Reduce::Max, 100_003),
         ] {
             let mine: Vec<f32> = (0..len).map(|i| input(r, i)).collect();
             let d = Data::F32 {
