@@ -46,6 +46,14 @@ const MAP: u8 = 10;
 const FUNC: u8 = 11;
 const NIL_FUNC: u8 = 12;
 const NIL_MAP: u8 = 13;
+/// A tensor whose floats travel beside the bytes (`Payload::attach`): its
+/// dims here, its memory the payload's next attached buffer.
+const TENSOR_ATTACHED: u8 = 14;
+
+/// A host tensor of at least this many floats (256 KiB) sent over a remote
+/// channel travels as an attached buffer, not copied into the payload
+/// (docs/distributed.md, "Speed"); smaller ones are serialized.
+const ATTACH_MIN: usize = 64 * 1024;
 
 /// Values nest no deeper than this on the way in (a guard; both ends run
 /// one program).
@@ -115,18 +123,34 @@ fn endpoint(weak: Weak<Procs>, ch: Chan<Value>) -> Arc<dyn weft_mpi::Endpoint> {
         move |v: Value| {
             let p = weak.upgrade().ok_or("the run ended")?;
             let mut out = Payload::new();
-            encode(&p, &v, &mut out).map_err(|e| e.to_string())?;
+            encode_attaching(&p, &v, &mut out).map_err(|e| e.to_string())?;
             Ok(out)
         },
         move |pay: Payload| {
             let p = w2.upgrade().ok_or("the run ended")?;
-            decode(&p, pay.as_slice())
+            decode_payload(&p, &pay)
         },
     )
 }
 
-/// Appends the bytes of `v`.
+/// Appends the bytes of `v` (every tensor's floats among them).
 pub fn encode(procs: &Arc<Procs>, v: &Value, out: &mut Payload) -> Result<(), RuntimeError> {
+    put(procs, v, out, false)
+}
+
+/// Like [`encode`], except that the memory of a large host tensor is
+/// attached to `out` (shared, not copied): for a payload sent whole over
+/// a remote channel; read it back with [`decode_payload`].
+pub fn encode_attaching(
+    procs: &Arc<Procs>,
+    v: &Value,
+    out: &mut Payload,
+) -> Result<(), RuntimeError> {
+    put(procs, v, out, true)
+}
+
+fn put(procs: &Arc<Procs>, v: &Value, out: &mut Payload, attach: bool) -> Result<(), RuntimeError> {
+    let encode = |procs: &Arc<Procs>, v: &Value, out: &mut Payload| put(procs, v, out, attach);
     match v {
         Value::Int(i) => {
             out.push(INT);
@@ -177,6 +201,14 @@ pub fn encode(procs: &Arc<Procs>, v: &Value, out: &mut Payload) -> Result<(), Ru
                 Some(d) if t.device_name() == "cpu" => d,
                 _ => return Err(RuntimeError::NoCrossing("a tensor on a device")),
             };
+            if attach && data.len() >= ATTACH_MIN && out.attach(data.clone()) {
+                out.push(TENSOR_ATTACHED);
+                u64s(out, t.dims().len());
+                for d in t.dims() {
+                    u64s(out, *d);
+                }
+                return Ok(());
+            }
             out.push(TENSOR);
             u64s(out, t.dims().len());
             for d in t.dims() {
@@ -223,6 +255,8 @@ pub fn encode(procs: &Arc<Procs>, v: &Value, out: &mut Payload) -> Result<(), Ru
 struct Reader<'a> {
     b: &'a [u8],
     at: usize,
+    /// The payload's attached buffers, taken in order.
+    attached: &'a [Arc<Vec<f32>>],
 }
 
 impl<'a> Reader<'a> {
@@ -358,6 +392,20 @@ impl<'a> Reader<'a> {
                     Tensor::from_host_buffer(&dims, Arc::new(data)).map_err(|e| e.to_string())?;
                 Value::Tensor(Box::new(t))
             }
+            TENSOR_ATTACHED => {
+                let nd = self.len()?;
+                let mut dims = Vec::with_capacity(nd.min(64));
+                for _ in 0..nd {
+                    dims.push(self.len()?);
+                }
+                let (data, rest) = self
+                    .attached
+                    .split_first()
+                    .ok_or("a tensor without its buffer")?;
+                self.attached = rest;
+                let t = Tensor::from_host_buffer(&dims, data.clone()).map_err(|e| e.to_string())?;
+                Value::Tensor(Box::new(t))
+            }
             WORLD => Value::Comm(Some(Box::new(CommVal::World(procs.clone())))),
             NIL_COMM => Value::Comm(None),
             NIL_MAP => MapVal::nil_value(),
@@ -395,10 +443,23 @@ impl<'a> Reader<'a> {
 
 /// Reads a value written by [`encode`].
 pub fn decode(procs: &Arc<Procs>, b: &[u8]) -> Result<Value, String> {
-    let mut r = Reader { b, at: 0 };
+    read(procs, b, &[])
+}
+
+/// Reads a value written by [`encode_attaching`] (a tensor's memory
+/// becomes the new tensor's: not copied).
+pub fn decode_payload(procs: &Arc<Procs>, p: &Payload) -> Result<Value, String> {
+    read(procs, p.as_slice(), p.attached())
+}
+
+fn read(procs: &Arc<Procs>, b: &[u8], attached: &[Arc<Vec<f32>>]) -> Result<Value, String> {
+    let mut r = Reader { b, at: 0, attached };
     let v = r.value(procs, 0)?;
     if r.at != b.len() {
         return Err("trailing bytes after a value".into());
+    }
+    if !r.attached.is_empty() {
+        return Err("attached buffers left after a value".into());
     }
     Ok(v)
 }
@@ -438,7 +499,7 @@ async fn ended<T>() -> T {
 pub async fn send(far: &FarChan, v: Value, mem: Ceiling) -> Result<(), RuntimeError> {
     let v = to_host(v, mem).await?;
     let mut p = Payload::new();
-    encode(&far.procs, &v, &mut p)?;
+    encode_attaching(&far.procs, &v, &mut p)?;
     match far.procs.world.send(far.r, p).await {
         Ok(()) => Ok(()),
         Err(RemoteError::Closed) => Err(RuntimeError::SendOnClosed),
@@ -450,7 +511,7 @@ pub async fn send(far: &FarChan, v: Value, mem: Ceiling) -> Result<(), RuntimeEr
 /// `<-far`: the value, or `None` once it is closed and drained.
 pub async fn recv(far: &FarChan) -> Result<Option<Value>, RuntimeError> {
     match far.procs.world.recv(far.r).await {
-        Ok(Some(p)) => decode(&far.procs, p.as_slice()).map(Some).map_err(broken),
+        Ok(Some(p)) => decode_payload(&far.procs, &p).map(Some).map_err(broken),
         Ok(None) => Ok(None),
         Err(RemoteError::Ended) => ended().await,
         Err(e) => Err(broken(e)),
@@ -598,6 +659,62 @@ mod tests {
     }
 
     #[test]
+    fn a_large_tensor_is_attached_and_comes_back_sharing_its_memory() {
+        let p = procs(World::solo());
+        let data: Vec<f32> = (0..ATTACH_MIN + 3)
+            .map(|i| f32::from_bits(0x3f80_0000 ^ i as u32))
+            .collect();
+        let big = Arc::new(data);
+        let t = Tensor::from_host_buffer(&[ATTACH_MIN + 3], big.clone()).expect("a tensor");
+        let small =
+            Tensor::from_host_buffer(&[2], Arc::new(vec![1.5, f32::NAN])).expect("a tensor");
+        let v = Value::Struct(Arc::new(vec![
+            Value::Int(7),
+            Value::Tensor(Box::new(t.clone())),
+            Value::list(vec![
+                Value::Tensor(Box::new(small)),
+                Value::Tensor(Box::new(t)),
+            ]),
+        ]));
+        let mut out = Payload::new();
+        encode_attaching(&p, &v, &mut out).expect("encodes");
+        assert_eq!(
+            out.attached().len(),
+            2,
+            "the large tensor twice, the small one inline"
+        );
+        assert!(out.len() < 200, "no floats in the bytes: {}", out.len());
+        let back = decode_payload(&p, &out).expect("decodes");
+        let Value::Struct(items) = &back else {
+            panic!("{back:?}")
+        };
+        let Value::Tensor(t) = &items[1] else {
+            panic!("{back:?}")
+        };
+        let got = t.host_buffer().expect("on the host");
+        assert!(Arc::ptr_eq(&got, &big), "the memory is shared, not copied");
+        // Without the attachments the bytes do not read.
+        assert!(decode(&p, out.as_slice()).is_err());
+        // Plain encoding (collectives) serializes the floats.
+        let mut plain = Payload::new();
+        encode(&p, &v, &mut plain).expect("encodes");
+        assert!(plain.attached().is_empty());
+        let back2 = decode(&p, plain.as_slice()).expect("decodes");
+        let (Value::Struct(a), Value::Struct(b)) = (&back, &back2) else {
+            panic!()
+        };
+        for (x, y) in a.iter().zip(b.iter()) {
+            if let (Value::Tensor(x), Value::Tensor(y)) = (x, y) {
+                let (x, y) = (x.host_buffer().expect("h"), y.host_buffer().expect("h"));
+                assert!(x
+                    .iter()
+                    .zip(y.iter())
+                    .all(|(a, b)| a.to_bits() == b.to_bits()));
+            }
+        }
+    }
+
+    #[test]
     fn values_read_back() {
         let p = procs(World::solo());
         let t = Tensor::from_host_buffer(&[2, 2], Arc::new(vec![1.0, -0.0, f32::NAN, 4.5]))
@@ -693,6 +810,7 @@ mod tests {
         let mut r = Reader {
             b: ty.as_slice(),
             at: 0,
+            attached: &[],
         };
         assert_eq!(r.ty(0).expect("reads"), t);
     }

@@ -6,7 +6,11 @@
 //!   bench_world allreduce BYTES ITERS   all-reduce (sum) of BYTES/4 floats
 //!   bench_world pingpong BYTES ITERS    round trips over unbuffered remote channels
 //!   bench_world stream BYTES COUNT      rank 1 streams COUNT values to rank 0's
-//!                                       buffered channel (capacity 4)
+//!                                       buffered channel (capacity 4): a tensor's
+//!                                       floats, attached as the interpreter
+//!                                       attaches a large tensor's memory
+//!   bench_world streambytes BYTES COUNT the same with the bytes copied into each
+//!                                       payload (a value serialized)
 //!   bench_world idle SECONDS            nothing to do: CPU used per process
 //!
 //! Each prints one line like the baseline's.
@@ -115,9 +119,21 @@ fn pingpong(w: &World, bytes: usize, iters: usize) -> f64 {
     agree(w, t0.elapsed().as_secs_f64() / iters as f64 / 2.0 * 1e6)
 }
 
-fn stream(w: &World, bytes: usize, count: usize) -> f64 {
+fn stream(w: &World, bytes: usize, count: usize, attach: bool) -> f64 {
     let (own, refs) = channel(w, 4);
     let msg = vec![1u8; bytes];
+    let floats = Arc::new(vec![1f32; bytes / 4]);
+    let value = || {
+        if attach {
+            // As the interpreter sends a tensor: a short header, the
+            // tensor's memory attached.
+            let mut p = Payload::from_bytes(&[9; 17]);
+            assert!(p.attach(floats.clone()));
+            p
+        } else {
+            Payload::from_bytes(&msg)
+        }
+    };
     barrier(w);
     let t0 = Instant::now();
     if w.rank() == 1 {
@@ -129,7 +145,7 @@ fn stream(w: &World, bytes: usize, count: usize) -> f64 {
                 let p: weft_mpi::Pending<()> = pending.pop_front().expect("one");
                 p.wait().expect("send");
             }
-            pending.push_back(w.send(refs[0], Payload::from_bytes(&msg)));
+            pending.push_back(w.send(refs[0], value()));
         }
         for p in pending {
             p.wait().expect("send");
@@ -137,7 +153,11 @@ fn stream(w: &World, bytes: usize, count: usize) -> f64 {
     } else if w.rank() == 0 {
         for _ in 0..count {
             let p = own.recv_blocking().expect("recv");
-            assert_eq!(p.len(), bytes);
+            if attach {
+                assert_eq!(p.attached()[0].len() * 4, bytes);
+            } else {
+                assert_eq!(p.len(), bytes);
+            }
         }
     }
     let t = agree(w, t0.elapsed().as_secs_f64());
@@ -184,7 +204,11 @@ fn main() {
         ),
         "stream" => format!(
             "stream bytes={a} np={np} gbps={:.3}",
-            best(&|| stream(&w, a, b), false)
+            best(&|| stream(&w, a, b, true), false)
+        ),
+        "streambytes" => format!(
+            "streambytes bytes={a} np={np} gbps={:.3}",
+            best(&|| stream(&w, a, b, false), false)
         ),
         "idle" => {
             barrier(&w);

@@ -22,7 +22,7 @@ use crate::header::{
 use crate::loom::Ordering;
 use crate::reduce;
 use crate::slot::Completer;
-use crate::transport::{F32Src, Step, StepOut, Transport, TransportError};
+use crate::transport::{Attached, F32Src, Step, StepOut, Transport, TransportError};
 use crate::wire::{Msg, Status};
 use crate::world::{BoxFuture, Bytes, Cmd, Dir, End, EngineEnd, Host, Inbox};
 use crate::{CallError, Payload, RemoteError};
@@ -311,13 +311,13 @@ impl<T: Transport> Engine<T> {
             busy = true;
             self.pump(id, dir)?;
         }
-        while let Some((src, buf)) = self.t.try_recv()? {
+        while let Some((src, buf, attached)) = self.t.try_recv()? {
             busy = true;
             // Sends that completed hand their buffers back (`pool.rs`)
             // before a reply wakes a task that may want one for its next
             // value.
             self.t.sends_in_flight()?;
-            self.on_msg(src, buf)?;
+            self.on_msg(src, buf, attached)?;
         }
         if self.run.is_some() || self.filler {
             if let Some(out) = self.t.test()? {
@@ -372,13 +372,13 @@ impl<T: Transport> Engine<T> {
 
     fn basic(&mut self, to: usize, msg: Msg) -> Res {
         self.det.sent();
-        let (buf, at) = msg.encode();
-        self.t.send(to, buf, at)
+        self.ctrl(to, msg)
     }
 
-    fn ctrl(&mut self, to: usize, msg: Msg) -> Res {
+    fn ctrl(&mut self, to: usize, mut msg: Msg) -> Res {
+        let attached = msg.take_attached();
         let (buf, at) = msg.encode();
-        self.t.send(to, buf, at)
+        self.t.send(to, buf, at, attached)
     }
 
     fn others(&self) -> impl Iterator<Item = usize> {
@@ -523,8 +523,10 @@ impl<T: Transport> Engine<T> {
         self.owned.get_mut(&id)
     }
 
-    fn on_msg(&mut self, src: usize, buf: Vec<u8>) -> Res {
-        let msg = Msg::decode(buf, 0).map_err(|e| TransportError(e.to_string()))?;
+    fn on_msg(&mut self, src: usize, buf: Vec<u8>, attached: Attached) -> Res {
+        let mut msg = Msg::decode(buf, 0).map_err(|e| TransportError(e.to_string()))?;
+        msg.set_attached(attached)
+            .map_err(|e| TransportError(e.to_string()))?;
         if msg.is_basic() {
             self.det.received();
         }

@@ -52,6 +52,6 @@ use weft_chan::loom;
 
 pub use error::{CallError, MpiError, RemoteError};
 pub use launch::{in_memory, launch, launched_rank, launched_size, not_built_warning};
-pub use payload::Payload;
+pub use payload::{Payload, MAX_ATTACHED};
 pub use slot::Pending;
 pub use world::{chan_endpoint, BoxFuture, Bytes, Call, ChanRef, End, Endpoint, Host, World};

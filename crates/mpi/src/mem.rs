@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::thread::Thread;
 
 use crate::loom::Mutex;
-use crate::transport::{Step, StepOut, Transport, TransportError};
+use crate::transport::{Attached, Step, StepOut, Transport, TransportError};
 
 /// Messages waiting for one process: sender and bytes.
-type Mailbox = Mutex<VecDeque<(usize, Vec<u8>)>>;
+type Mailbox = Mutex<VecDeque<(usize, Vec<u8>, Attached)>>;
 
 /// The shared network of one simulated program.
 pub(crate) struct Net {
@@ -183,14 +183,20 @@ impl Transport for MemTransport {
         self.net.size
     }
 
-    fn send(&mut self, to: usize, mut buf: Vec<u8>, start: usize) -> Result<(), TransportError> {
+    fn send(
+        &mut self,
+        to: usize,
+        mut buf: Vec<u8>,
+        start: usize,
+        attached: Attached,
+    ) -> Result<(), TransportError> {
         let mailbox = self
             .net
             .mailboxes
             .get(to)
             .ok_or_else(|| TransportError(format!("no rank {to}")))?;
         buf.drain(..start);
-        mailbox.lock().push_back((self.rank, buf));
+        mailbox.lock().push_back((self.rank, buf, attached));
         self.net.wake(to);
         Ok(())
     }
@@ -199,7 +205,7 @@ impl Transport for MemTransport {
         Ok(0)
     }
 
-    fn try_recv(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+    fn try_recv(&mut self) -> Result<Option<(usize, Vec<u8>, Attached)>, TransportError> {
         Ok(self.net.mailboxes[self.rank].lock().pop_front())
     }
 

@@ -24,12 +24,32 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
 
 use crate::engine::Engine;
-use crate::transport::{F32Src, Step, StepOut, Transport, TransportError};
+use crate::transport::{Attached, F32Src, Step, StepOut, Transport, TransportError};
 use crate::world::{Host, Inbox, World};
 use crate::MpiError;
 
-/// The one tag of Weft's messages.
+/// The tag of Weft's messages: `TAG + k` for a message followed by `k`
+/// attached `f32` buffers (`Payload::attach`), each its own message of
+/// `MPI_FLOAT`s, sent right after it (MPI's non-overtaking rule keeps
+/// them behind it, and the messaging thread sends nothing in between).
 const TAG: c_int = 7;
+
+/// A message received whose attached buffers are still to come.
+struct Partial {
+    buf: Vec<u8>,
+    left: usize,
+    got: Attached,
+}
+
+/// A buffer an `MPI_Isend` reads, kept until the send completes.
+enum Sent {
+    Bytes(Vec<u8>),
+    /// A tensor's memory: the program may read it meanwhile (MPI only
+    /// reads it too), and nobody writes it (it is shared).
+    F32 {
+        _kept: Arc<Vec<f32>>,
+    },
+}
 
 /// Starts the messaging thread, which joins MPI; returns once it has.
 pub(crate) fn launch(host: Arc<dyn Host>) -> Result<World, MpiError> {
@@ -98,7 +118,9 @@ pub(crate) struct MpiTransport {
     _universe: Universe,
     rank: usize,
     size: usize,
-    sends: Vec<(ffi::MPI_Request, Vec<u8>)>,
+    sends: Vec<(ffi::MPI_Request, Sent)>,
+    /// Per sender, a message whose attached buffers are still to come.
+    partial: Vec<Option<Partial>>,
     step: Option<StepState>,
 }
 
@@ -170,6 +192,7 @@ impl MpiTransport {
             rank,
             size,
             sends: Vec::new(),
+            partial: (0..size).map(|_| None).collect(),
             step: None,
         })
     }
@@ -184,7 +207,16 @@ impl Transport for MpiTransport {
         self.size
     }
 
-    fn send(&mut self, to: usize, buf: Vec<u8>, start: usize) -> Result<(), TransportError> {
+    fn send(
+        &mut self,
+        to: usize,
+        buf: Vec<u8>,
+        start: usize,
+        attached: Attached,
+    ) -> Result<(), TransportError> {
+        if attached.len() > crate::payload::MAX_ATTACHED {
+            return Err(TransportError("too many attached buffers".into()));
+        }
         let bytes = &buf[start..];
         let n = count(bytes.len())?;
         let mut req = request_null();
@@ -197,12 +229,32 @@ impl Transport for MpiTransport {
                 n,
                 u8::equivalent_datatype().as_raw(),
                 to as c_int,
-                TAG,
+                TAG + attached.len() as c_int,
                 self.p2p.as_raw(),
                 &mut req,
             )
         })?;
-        self.sends.push((req, buf));
+        self.sends.push((req, Sent::Bytes(buf)));
+        for a in attached {
+            let n = count(a.len())?;
+            let mut req = request_null();
+            // SAFETY: `a` is a shared buffer nobody writes (it is behind
+            // an `Arc`); the clone kept in `self.sends` keeps its heap
+            // block alive and in place until `MPI_Test` reports the send
+            // complete; MPI only reads it; the count is its length.
+            check("MPI_Isend", unsafe {
+                ffi::MPI_Isend(
+                    a.as_ptr() as *const c_void,
+                    n,
+                    f32::equivalent_datatype().as_raw(),
+                    to as c_int,
+                    TAG,
+                    self.p2p.as_raw(),
+                    &mut req,
+                )
+            })?;
+            self.sends.push((req, Sent::F32 { _kept: a }));
+        }
         Ok(())
     }
 
@@ -210,7 +262,9 @@ impl Transport for MpiTransport {
         let mut i = 0;
         while i < self.sends.len() {
             if test(&mut self.sends[i].0)? {
-                crate::pool::give(self.sends.swap_remove(i).1);
+                if let Sent::Bytes(b) = self.sends.swap_remove(i).1 {
+                    crate::pool::give(b);
+                }
             } else {
                 i += 1;
             }
@@ -218,50 +272,110 @@ impl Transport for MpiTransport {
         Ok(self.sends.len())
     }
 
-    fn try_recv(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
-        let mut flag: c_int = 0;
-        let mut msg = MaybeUninit::<ffi::MPI_Message>::uninit();
-        let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
-        // SAFETY: out pointers to local storage; MPI writes `msg` and
-        // `status` when it sets `flag`.
-        check("MPI_Improbe", unsafe {
-            ffi::MPI_Improbe(
-                ffi::RSMPI_ANY_SOURCE,
-                TAG,
-                self.p2p.as_raw(),
-                &mut flag,
-                msg.as_mut_ptr(),
-                status.as_mut_ptr(),
-            )
-        })?;
-        if flag == 0 {
-            return Ok(None);
+    fn try_recv(&mut self) -> Result<Option<(usize, Vec<u8>, Attached)>, TransportError> {
+        loop {
+            let mut flag: c_int = 0;
+            let mut msg = MaybeUninit::<ffi::MPI_Message>::uninit();
+            let mut status = MaybeUninit::<ffi::MPI_Status>::uninit();
+            // SAFETY: out pointers to local storage; MPI writes `msg` and
+            // `status` when it sets `flag`.
+            check("MPI_Improbe", unsafe {
+                ffi::MPI_Improbe(
+                    ffi::RSMPI_ANY_SOURCE,
+                    ffi::RSMPI_ANY_TAG,
+                    self.p2p.as_raw(),
+                    &mut flag,
+                    msg.as_mut_ptr(),
+                    status.as_mut_ptr(),
+                )
+            })?;
+            if flag == 0 {
+                return Ok(None);
+            }
+            // SAFETY: `flag` is set, so MPI wrote both.
+            let (mut msg, status) = unsafe { (msg.assume_init(), status.assume_init()) };
+            let src = status.MPI_SOURCE as usize;
+            let waiting = self
+                .partial
+                .get_mut(src)
+                .ok_or_else(|| TransportError(format!("a message from rank {src}")))?;
+            if let Some(p) = waiting {
+                // The next attached buffer of `src`'s message: straight
+                // into the memory that becomes the receiver's tensor.
+                let mut n: c_int = 0;
+                // SAFETY: `status` describes the matched message.
+                check("MPI_Get_count", unsafe {
+                    ffi::MPI_Get_count(&status, f32::equivalent_datatype().as_raw(), &mut n)
+                })?;
+                if n < 0 {
+                    return Err(TransportError(
+                        "an attached buffer of partial floats".into(),
+                    ));
+                }
+                let len = n as usize;
+                let mut v: Vec<f32> = Vec::with_capacity(len);
+                // SAFETY: `v` has room for exactly the `n` floats of the
+                // matched message `msg`, which this call receives (and
+                // frees) before returning; MPI writes them through the
+                // raw pointer.
+                check("MPI_Mrecv", unsafe {
+                    ffi::MPI_Mrecv(
+                        v.as_mut_ptr() as *mut c_void,
+                        n,
+                        f32::equivalent_datatype().as_raw(),
+                        &mut msg,
+                        status_ignore(),
+                    )
+                })?;
+                // SAFETY: `MPI_Mrecv` succeeded: it wrote all `len` floats
+                // of the message (its count, from `MPI_Get_count`).
+                unsafe { v.set_len(len) };
+                p.got.push(Arc::new(v));
+                p.left -= 1;
+                if p.left == 0 {
+                    let p = waiting.take().expect("a partial message");
+                    return Ok(Some((src, p.buf, p.got)));
+                }
+                continue;
+            }
+            let mut n: c_int = 0;
+            // SAFETY: `status` describes the matched message.
+            check("MPI_Get_count", unsafe {
+                ffi::MPI_Get_count(&status, u8::equivalent_datatype().as_raw(), &mut n)
+            })?;
+            let len = n.max(0) as usize;
+            let mut buf = crate::pool::take(len);
+            // SAFETY: `buf` has room for exactly the `n` bytes of the
+            // matched message `msg`, which this call receives (and frees)
+            // before returning; MPI writes them through the raw pointer.
+            check("MPI_Mrecv", unsafe {
+                ffi::MPI_Mrecv(
+                    buf.as_mut_ptr() as *mut c_void,
+                    n,
+                    u8::equivalent_datatype().as_raw(),
+                    &mut msg,
+                    status_ignore(),
+                )
+            })?;
+            // SAFETY: `MPI_Mrecv` succeeded: it wrote all `len` bytes of
+            // the message (its count, from `MPI_Get_count`).
+            unsafe { buf.set_len(len) };
+            let k = status.MPI_TAG - TAG;
+            if !(0..=crate::payload::MAX_ATTACHED as c_int).contains(&k) {
+                return Err(TransportError(format!(
+                    "a message of tag {}",
+                    status.MPI_TAG
+                )));
+            }
+            if k == 0 {
+                return Ok(Some((src, buf, Vec::new())));
+            }
+            *waiting = Some(Partial {
+                buf,
+                left: k as usize,
+                got: Vec::with_capacity(k as usize),
+            });
         }
-        // SAFETY: `flag` is set, so MPI wrote both.
-        let (mut msg, status) = unsafe { (msg.assume_init(), status.assume_init()) };
-        let mut n: c_int = 0;
-        // SAFETY: `status` describes the matched message.
-        check("MPI_Get_count", unsafe {
-            ffi::MPI_Get_count(&status, u8::equivalent_datatype().as_raw(), &mut n)
-        })?;
-        let len = n.max(0) as usize;
-        let mut buf = crate::pool::take(len);
-        // SAFETY: `buf` has room for exactly the `n` bytes of the matched
-        // message `msg`, which this call receives (and frees) before
-        // returning; MPI writes them through the raw pointer.
-        check("MPI_Mrecv", unsafe {
-            ffi::MPI_Mrecv(
-                buf.as_mut_ptr() as *mut c_void,
-                n,
-                u8::equivalent_datatype().as_raw(),
-                &mut msg,
-                status_ignore(),
-            )
-        })?;
-        // SAFETY: `MPI_Mrecv` succeeded: it wrote all `len` bytes of the
-        // message (its count, from `MPI_Get_count`).
-        unsafe { buf.set_len(len) };
-        Ok(Some((status.MPI_SOURCE as usize, buf)))
     }
 
     fn start(&mut self, step: Step) -> Result<(), TransportError> {

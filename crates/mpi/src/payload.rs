@@ -6,6 +6,7 @@
 //! `pool.rs`.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// Bytes reserved in front of a new payload: the longest header of
 /// `wire.rs` fits.
@@ -14,11 +15,22 @@ pub(crate) const ROOM: usize = 24;
 /// The serialized form of one value that crosses processes. Write into it
 /// with [`Payload::extend_from_slice`], [`Payload::push`] or
 /// [`std::io::Write`]; read with [`Payload::as_slice`].
+///
+/// Large `f32` buffers (a tensor's memory) can travel beside the bytes
+/// without being copied into them: [`Payload::attach`]. The receiver gets
+/// them, in the same order, from [`Payload::attached`]; MPI sends them
+/// from the shared buffer itself and receives them straight into the new
+/// buffer (docs/distributed.md, "Speed").
 #[derive(Clone)]
 pub struct Payload {
     buf: Vec<u8>,
     start: usize,
+    attached: Vec<Arc<Vec<f32>>>,
 }
+
+/// The most buffers one payload carries beside its bytes
+/// ([`Payload::attach`]).
+pub const MAX_ATTACHED: usize = 64;
 
 impl Payload {
     /// An empty payload with room for a header.
@@ -30,7 +42,11 @@ impl Payload {
     pub fn with_capacity(n: usize) -> Payload {
         let mut buf = crate::pool::take(ROOM.saturating_add(n));
         buf.resize(ROOM, 0);
-        Payload { buf, start: ROOM }
+        Payload {
+            buf,
+            start: ROOM,
+            attached: Vec::new(),
+        }
     }
 
     /// A payload holding `bytes` (copied once, behind the header room).
@@ -85,7 +101,38 @@ impl Payload {
     /// The payload as the tail of a received buffer.
     pub(crate) fn from_received(buf: Vec<u8>, start: usize) -> Payload {
         debug_assert!(start <= buf.len());
-        Payload { buf, start }
+        Payload {
+            buf,
+            start,
+            attached: Vec::new(),
+        }
+    }
+
+    /// Carries `data` beside the bytes, shared, not copied (MPI reads it
+    /// while the program may also read it: it is never written again).
+    /// False, and nothing attached, when the payload already carries
+    /// [`MAX_ATTACHED`] buffers: serialize the data into the bytes then.
+    pub fn attach(&mut self, data: Arc<Vec<f32>>) -> bool {
+        if self.attached.len() >= MAX_ATTACHED {
+            return false;
+        }
+        self.attached.push(data);
+        true
+    }
+
+    /// The buffers carried beside the bytes, in the order attached.
+    pub fn attached(&self) -> &[Arc<Vec<f32>>] {
+        &self.attached
+    }
+
+    /// Takes the attached buffers out (the transport sends them).
+    pub(crate) fn take_attached(&mut self) -> Vec<Arc<Vec<f32>>> {
+        std::mem::take(&mut self.attached)
+    }
+
+    /// Gives a received payload the buffers that came with it.
+    pub(crate) fn set_attached(&mut self, attached: Vec<Arc<Vec<f32>>>) {
+        self.attached = attached;
     }
 
     /// Writes `header` just in front of the bytes and returns the whole
@@ -121,7 +168,7 @@ impl Default for Payload {
 
 impl PartialEq for Payload {
     fn eq(&self, other: &Payload) -> bool {
-        self.as_slice() == other.as_slice()
+        self.as_slice() == other.as_slice() && self.attached == other.attached
     }
 }
 
@@ -129,7 +176,11 @@ impl Eq for Payload {}
 
 impl fmt::Debug for Payload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Payload({} bytes)", self.len())
+        write!(f, "Payload({} bytes", self.len())?;
+        for a in &self.attached {
+            write!(f, ", {} floats", a.len())?;
+        }
+        write!(f, ")")
     }
 }
 

@@ -16,6 +16,10 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+/// The `f32` buffers a message carries beside its bytes (never copied
+/// into them; see `Payload::attach`).
+pub(crate) type Attached = Vec<Arc<Vec<f32>>>;
+
 /// One step of a collective, started on every process.
 #[derive(Debug)]
 pub(crate) enum Step {
@@ -90,12 +94,20 @@ pub(crate) struct TransportError(pub String);
 pub(crate) trait Transport {
     fn rank(&self) -> usize;
     fn size(&self) -> usize;
-    /// Starts sending `buf[start..]` to `to`.
-    fn send(&mut self, to: usize, buf: Vec<u8>, start: usize) -> Result<(), TransportError>;
+    /// Starts sending `buf[start..]` to `to`, with the buffers `attached`
+    /// (a payload's, `Payload::attach`): they arrive with the bytes.
+    fn send(
+        &mut self,
+        to: usize,
+        buf: Vec<u8>,
+        start: usize,
+        attached: Attached,
+    ) -> Result<(), TransportError>;
     /// Sends not finished yet (the transport tests them).
     fn sends_in_flight(&mut self) -> Result<usize, TransportError>;
-    /// A message that arrived, with its sender, if any.
-    fn try_recv(&mut self) -> Result<Option<(usize, Vec<u8>)>, TransportError>;
+    /// A message that arrived, with its sender and its attached buffers,
+    /// if any.
+    fn try_recv(&mut self) -> Result<Option<(usize, Vec<u8>, Attached)>, TransportError>;
     /// Starts a collective step (none is in progress).
     fn start(&mut self, step: Step) -> Result<(), TransportError>;
     /// The step in progress, if it has finished.

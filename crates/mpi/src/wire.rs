@@ -116,6 +116,27 @@ impl Msg {
         )
     }
 
+    /// Takes out the buffers its payload carries beside the bytes (they
+    /// travel beside the message, `transport.rs`).
+    pub fn take_attached(&mut self) -> crate::transport::Attached {
+        match self {
+            Msg::Data { payload, .. } | Msg::Reply { payload, .. } => payload.take_attached(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Gives a received message the buffers that came with it.
+    pub fn set_attached(&mut self, attached: crate::transport::Attached) -> Result<(), WireError> {
+        match self {
+            Msg::Data { payload, .. } | Msg::Reply { payload, .. } => {
+                payload.set_attached(attached);
+                Ok(())
+            }
+            _ if attached.is_empty() => Ok(()),
+            _ => Err(WireError("buffers beside a message without a payload")),
+        }
+    }
+
     /// The message's bytes: a buffer and the offset where they start (a
     /// payload is not copied, see `payload.rs`).
     pub fn encode(self) -> (Vec<u8>, usize) {

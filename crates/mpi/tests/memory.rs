@@ -46,7 +46,8 @@ scenario_tests!(
     busy_wire,
     panics,
     exits,
-    late_finish
+    late_finish,
+    attached
 );
 
 #[test]

@@ -161,5 +161,6 @@ mpirun_tests!(
     busy_wire,
     panics,
     exits,
-    late_finish
+    late_finish,
+    attached
 );

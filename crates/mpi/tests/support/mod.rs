@@ -632,6 +632,138 @@ pub fn busy_wire(world: World, lines: Lines) -> BoxFut {
     })
 }
 
+/// A channel of payloads as they are, served to the others.
+fn payload_chan(world: &World, cap: usize) -> (Chan<Payload>, ChanRef) {
+    let c = Chan::<Payload>::new(cap);
+    let for_ep = c.clone();
+    let r = world.export(c.id(), cap, move || chan_endpoint(for_ep, Ok, Ok));
+    (c, r)
+}
+
+/// The floats of value `i` from rank `r`, attachment `k`: every bit
+/// pattern kind (NaNs, negative zero, subnormals) shows up.
+fn floats(r: usize, i: u64, k: usize, len: usize) -> Vec<f32> {
+    (0..len)
+        .map(|j| {
+            f32::from_bits(
+                (j as u32).wrapping_mul(2_654_435_761)
+                    ^ (r as u32) << 24
+                    ^ (i as u32) << 8
+                    ^ k as u32,
+            )
+        })
+        .collect()
+}
+
+/// Value `i` of rank `r`: every third carries nothing beside its bytes,
+/// the others one or two attached buffers (one empty, one large).
+fn attached_value(r: usize, i: u64) -> Payload {
+    let mut p = Payload::from_bytes(&(r as u64 * 1000 + i).to_le_bytes());
+    let shape: &[usize] = match i % 3 {
+        0 => &[],
+        1 => &[300_000],
+        _ => &[0, 70_001],
+    };
+    for (k, &len) in shape.iter().enumerate() {
+        assert!(p.attach(Arc::new(floats(r, i, k, len))));
+    }
+    p
+}
+
+fn check_attached(p: &Payload, r: usize, i: u64) -> Result<(), Fail> {
+    let want = attached_value(r, i);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    ensure(p.as_slice() == want.as_slice(), || {
+        format!("bytes of {r}/{i}: {p:?}")
+    })?;
+    ensure(p.attached().len() == want.attached().len(), || {
+        format!("attached of {r}/{i}: {p:?}")
+    })?;
+    for (a, b) in p.attached().iter().zip(want.attached()) {
+        ensure(bits(a) == bits(b), || format!("floats of {r}/{i} differ"))?;
+    }
+    Ok(())
+}
+
+/// Values with attached `f32` buffers (as a large tensor travels), mixed
+/// with plain ones, from every other process to rank 0's buffered
+/// channel: in order per sender, bitwise. Rank 1 also sends two to a
+/// channel and closes it (the close arrives after them), and receives
+/// remotely a value rank 0 buffered (a reply with attached buffers).
+pub fn attached(world: World, lines: Lines) -> BoxFut {
+    Box::pin(async move {
+        let (r, n) = (world.rank(), world.size());
+        const PER: u64 = 12;
+        let (main, main_ref) = payload_chan(&world, 3);
+        let (last, last_ref) = payload_chan(&world, 1);
+        let (feed, feed_ref) = payload_chan(&world, 1);
+        if r == 0 {
+            feed.send(attached_value(0, 1))
+                .await
+                .map_err(|_| fail("feed"))?;
+        }
+        let mains = share(&world, main_ref).await?;
+        let lasts = share(&world, last_ref).await?;
+        let feeds = share(&world, feed_ref).await?;
+        if r == 0 {
+            let mut next = vec![0u64; n];
+            for _ in 0..PER * (n as u64 - 1) {
+                let p = blocked(WaitKind::ChanRecv, 80, main.recv())
+                    .await
+                    .ok_or_else(|| fail("closed"))?;
+                let v = u64_of(&Payload::from_bytes(&p.as_slice()[..8]))?;
+                let (from, i) = ((v / 1000) as usize, v % 1000);
+                ensure(next[from] == i, || {
+                    format!("from {from}: got {i}, want {}", next[from])
+                })?;
+                check_attached(&p, from, i)?;
+                next[from] += 1;
+            }
+            for i in [1, 2] {
+                let p = blocked(WaitKind::ChanRecv, 81, last.recv())
+                    .await
+                    .ok_or_else(|| fail("closed early"))?;
+                check_attached(&p, 1, i)?;
+            }
+            let end = blocked(WaitKind::ChanRecv, 82, last.recv()).await;
+            ensure(end.is_none(), || "not closed".into())?;
+            say(&lines, "rank 0 got every attached value");
+        } else {
+            for i in 0..PER {
+                blocked(
+                    WaitKind::ChanSend,
+                    83,
+                    world.send(mains[0], attached_value(r, i)),
+                )
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            }
+            if r == 1 {
+                for i in [1, 2] {
+                    blocked(
+                        WaitKind::ChanSend,
+                        84,
+                        world.send(lasts[0], attached_value(1, i)),
+                    )
+                    .await
+                    .map_err(|e| fail(e.to_string()))?;
+                }
+                world
+                    .close(lasts[0])
+                    .await
+                    .map_err(|e| fail(e.to_string()))?;
+                let p = blocked(WaitKind::ChanRecv, 85, world.recv(feeds[0]))
+                    .await
+                    .map_err(|e| fail(e.to_string()))?
+                    .ok_or_else(|| fail("feed closed"))?;
+                check_attached(&p, 0, 1)?;
+                say(&lines, "rank 1 received the fed value");
+            }
+        }
+        Ok(())
+    })
+}
+
 /// The last rank panics while the others wait: every process ends.
 pub fn panics(world: World, _lines: Lines) -> BoxFut {
     Box::pin(async move {
@@ -709,6 +841,7 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     ("panics", panics),
     ("exits", exits),
     ("late_finish", late_finish),
+    ("attached", attached),
 ];
 
 pub fn scenario(name: &str) -> Scenario {
@@ -810,6 +943,14 @@ pub fn check(name: &str, outs: &[RankOut]) {
             for r in 1..n {
                 assert_eq!(lines(r), vec![format!("total {}", 45 * (n - 1))]);
             }
+            for o in outs {
+                assert_eq!(o.end, Some(End::Finished));
+            }
+        }
+        "attached" => {
+            assert_eq!(codes, vec![0; n], "{outs:#?}");
+            assert_eq!(lines(0), vec!["rank 0 got every attached value"]);
+            assert_eq!(lines(1), vec!["rank 1 received the fed value"]);
             for o in outs {
                 assert_eq!(o.end, Some(End::Finished));
             }
