@@ -66,6 +66,9 @@ pub(crate) fn launch(host: Arc<dyn Host>) -> Result<World, MpiError> {
                     return Ok(());
                 }
             };
+            if t.size > 1 {
+                crate::pool::keep_freed_memory();
+            }
             let _ = tx.send(Ok((t.rank, t.size)));
             *for_thread.thread.lock() = Some(std::thread::current());
             Engine::new(t, for_thread, host).run()

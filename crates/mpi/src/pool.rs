@@ -71,6 +71,25 @@ pub(crate) fn give(buf: Vec<u8>) {
     }
 }
 
+/// The C allocator's settings for a process of several (glibc only): an
+/// allocation up to 32 MiB comes from the heap, not from fresh pages of
+/// its own, and up to 64 MiB freed at the heap's top stays for the next
+/// allocation instead of going back to the kernel. A tensor received from
+/// another process is new memory the program owns (`mpi.rs` receives it
+/// straight into its buffer); with glibc's defaults, streaming large
+/// tensors paid a page fault and a zeroed page every 4 KiB of each
+/// (docs/distributed.md, "Speed"). Memory the program frees is reused,
+/// not counted: at most 64 MiB per heap stays with the process.
+pub(crate) fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only changes glibc's tuning parameters, under the
+    // allocator's own lock; both values are within its bounds.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
