@@ -232,6 +232,68 @@ func main() {
     }
 }
 
+/// Large tensors (their memory travels beside the value's bytes,
+/// docs/distributed.md, "Speed") inside a struct with a small one, from
+/// every other process to rank 0's buffered channel: in order per sender,
+/// unchanged; then a large one and a close from rank 1 (the close comes
+/// after the tensor).
+#[test]
+fn large_tensors_cross_in_order_and_unchanged() {
+    let src = "type Pack struct { k int; big tensor; small tensor }
+
+func main() {
+\tw := world()
+\tn := size(w)
+\tc := broadcast(w, make(chan Pack, 4), 0)
+\tdone := broadcast(w, make(chan tensor, 1), 0)
+\tif rank(w) != 0 {
+\t\tfor i := 0; i < 6; i++ {
+\t\t\tc <- Pack{i, randn([]int{512, 512}, 100*rank(w)+i), full([]int{3}, float(i))}
+\t\t}
+\t} else {
+\t\tnext := []int{}
+\t\tfor r := 0; r < n; r++ {
+\t\t\tnext = append(next, 0)
+\t\t}
+\t\tfor j := 0; j < 6*(n-1); j++ {
+\t\t\tp := <-c
+\t\t\tok := false
+\t\t\tfor r := 1; r < n; r++ {
+\t\t\t\twant := randn([]int{512, 512}, 100*r+p.k)
+\t\t\t\tif p.k == next[r] && sum((p.big - want) * (p.big - want)) == 0.0 && sum(p.small) == 3.0*float(p.k) {
+\t\t\t\t\tnext[r] = next[r] + 1
+\t\t\t\t\tok = true
+\t\t\t\t\tbreak
+\t\t\t\t}
+\t\t\t}
+\t\t\tassert(ok, \"a value arrived out of order or changed\")
+\t\t}
+\t\tprint(\"in order\")
+\t}
+\tif rank(w) == 1 {
+\t\tdone <- randn([]int{300, 300}, 5)
+\t\tclose(done)
+\t}
+\tif rank(w) == 0 {
+\t\tt := <-done
+\t\td := t - randn([]int{300, 300}, 5)
+\t\tprint(sum(d * d))
+\t\t_, more := <-done
+\t\tprint(more)
+\t}
+\tbarrier(w)
+}
+";
+    let p = program("tensors.weft", src);
+    for n in [2, 3] {
+        let Some(out) = run(n, &[&p]) else {
+            return;
+        };
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "in order\n0.0\nfalse\n");
+    }
+}
+
 /// A binary built with MPI also runs alone, as rank 0 of 1.
 #[test]
 fn alone_a_binary_with_mpi_is_one_process() {
