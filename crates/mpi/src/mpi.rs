@@ -1,9 +1,10 @@
 //! The MPI transport (feature `mpi`), over rsmpi and the system's MPI
 //! library. It lives on the messaging thread, which starts MPI
 //! (`MPI_THREAD_FUNNELED`: that thread is the only one to call it) and
-//! shuts it down. Messages use one tag on a duplicate of
-//! `MPI_COMM_WORLD` (`MPI_Isend`; `MPI_Improbe` then `MPI_Mrecv` for
-//! messages of any size from anyone); collective steps use MPI's
+//! shuts it down. Messages use a duplicate of `MPI_COMM_WORLD`
+//! (`MPI_Isend`; `MPI_Improbe` then `MPI_Mrecv` for messages of any size
+//! and tag from anyone; the tag counts the attached buffers that follow a
+//! message, see [`TAG`]); collective steps use MPI's
 //! non-blocking collectives (`MPI_Iallgatherv`, `MPI_Ibcast`,
 //! `MPI_Ialltoallv`) on another duplicate, so they never match a message.
 //! rsmpi's safe requests borrow their buffers for a scope; the messaging

@@ -6,8 +6,9 @@
 //!
 //! Rules every transport keeps (the protocol relies on them):
 //! - Messages from one process to another arrive in the order sent
-//!   (MPI's non-overtaking rule: the MPI transport uses one tag and one
-//!   communicator for them).
+//!   (MPI's non-overtaking rule: the MPI transport uses one communicator
+//!   for them, and sends a message's attached buffers right behind it),
+//!   with their attached buffers, in order.
 //! - A collective step completes on every process once every process has
 //!   started the same step, and steps are matched in the order started.
 //! - `send` copies nothing and never waits for the receiver: the buffer is
