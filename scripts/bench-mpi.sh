@@ -2,8 +2,11 @@
 # Weft across processes against raw MPI (docs/distributed.md, "Speed"):
 # all-reduce over world() vs MPI_Allreduce (8 B, 1 MB, 16 MB; 2 and 4
 # processes), ping-pong over an unbuffered remote channel vs MPI_Send /
-# MPI_Recv (8 B), streaming 1 MB values over a buffered remote channel vs
-# MPI_Send / MPI_Recv of the same messages, and the CPU an idle process
+# MPI_Recv (8 B), streaming 1 MB tensors over a buffered remote channel
+# (their floats attached to the payloads, as the interpreter sends a large
+# tensor; builds before 2026-11-28 sent the bytes copied into each
+# payload, `bench_world streambytes` now) vs MPI_Send / MPI_Recv of the
+# same messages, and the CPU an idle process
 # uses. Each measurement runs the baseline and Weft back to back (best of
 # 3 inside each). Needs MPI and libclang (docs/distributed.md, "Install").
 # Prints a markdown table, with the load average before and after.
