@@ -306,6 +306,12 @@ impl Transport for MpiTransport {
             if let Some(p) = waiting {
                 // The next attached buffer of `src`'s message: straight
                 // into the memory that becomes the receiver's tensor.
+                if status.MPI_TAG != TAG {
+                    return Err(TransportError(format!(
+                        "a message of tag {} from rank {src} where an attached buffer was due",
+                        status.MPI_TAG
+                    )));
+                }
                 let mut n: c_int = 0;
                 // SAFETY: `status` describes the matched message.
                 check("MPI_Get_count", unsafe {
