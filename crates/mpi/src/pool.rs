@@ -80,6 +80,7 @@ pub(crate) fn give(buf: Vec<u8>) {
 /// tensors paid a page fault and a zeroed page every 4 KiB of each
 /// (docs/distributed.md, "Speed"). Memory the program frees is reused,
 /// not counted: at most 64 MiB per heap stays with the process.
+#[cfg(feature = "mpi")]
 pub(crate) fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: `mallopt` only changes glibc's tuning parameters, under the
