@@ -112,9 +112,34 @@ impl<T, V> WaitQueue<T, V> {
 
     /// Withdraws every entry of `cx`, whose party queued with `seq`;
     /// returns how many were here (0 when partners already popped them).
+    /// Inline for the common misses: a party withdraws from both queues
+    /// of every channel it waited on (`State::remove`), and most of those
+    /// queues are empty or hold only other parties' entries.
+    #[inline]
     pub(crate) fn remove(&mut self, seq: u64, cx: &Owned<T>) -> usize {
-        let Ok(at) = self.q.binary_search_by_key(&seq, |e| e.seq) else {
-            return 0;
+        match (self.q.front(), self.q.back()) {
+            // Empty, or every entry is numbered below or above `seq`
+            // (invariant 1): none is the party's.
+            (Some(f), Some(b)) if f.seq <= seq && seq <= b.seq => self.remove_found(seq, cx),
+            _ => 0,
+        }
+    }
+
+    /// `remove` where `seq` lies within the queue's numbers.
+    fn remove_found(&mut self, seq: u64, cx: &Owned<T>) -> usize {
+        // The party's entries are most often the last ones queued (a select
+        // withdrawing from the channels it did not win, where nobody
+        // queued after it) or the first: look at both ends before the
+        // binary search (about 80 instructions on a `VecDeque`).
+        let at = if self.q.back().is_some_and(|e| e.seq == seq) {
+            self.q.len() - 1
+        } else if self.q.front().is_some_and(|e| e.seq == seq) {
+            0
+        } else {
+            let Ok(at) = self.q.binary_search_by_key(&seq, |e| e.seq) else {
+                return 0;
+            };
+            at
         };
         // The party's entries surround `at` (invariant 1).
         let mut lo = at;
