@@ -127,6 +127,22 @@ impl<T, V> WaitQueue<T, V> {
 
     /// `remove` where `seq` lies within the queue's numbers.
     fn remove_found(&mut self, seq: u64, cx: &Owned<T>) -> usize {
+        // The commonest case, the party's one entry is the last: popped,
+        // no tombstone (the waiter, and a send's value, dropped now).
+        let n = self.q.len();
+        if self
+            .q
+            .back()
+            .is_some_and(|e| e.seq == seq && e.w.as_ref().is_some_and(|w| w.cx.is(cx)))
+            && (n == 1 || self.q.get(n - 2).is_some_and(|e| e.seq != seq))
+        {
+            drop(self.q.pop_back());
+            if self.dead != 0 {
+                self.trim();
+                self.compact();
+            }
+            return 1;
+        }
         // The party's entries are most often the last ones queued (a select
         // withdrawing from the channels it did not win, where nobody
         // queued after it) or the first: look at both ends before the
@@ -160,12 +176,18 @@ impl<T, V> WaitQueue<T, V> {
         }
         if removed != 0 {
             self.trim();
-            if self.dead * 2 > self.q.len() {
-                self.q.retain(|e| e.w.is_some());
-                self.dead = 0;
-            }
+            self.compact();
         }
         removed
+    }
+
+    /// Drops every tombstone once they make up more than half the queue
+    /// (invariant 3).
+    fn compact(&mut self) {
+        if self.dead * 2 > self.q.len() {
+            self.q.retain(|e| e.w.is_some());
+            self.dead = 0;
+        }
     }
 
     /// Pops tombstones off both ends (invariant 2).
