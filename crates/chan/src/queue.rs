@@ -327,6 +327,28 @@ mod tests {
     }
 
     #[test]
+    fn a_party_at_the_back_leaves_whole() {
+        // The back entry's fast path must not take one of several entries.
+        let owners: Vec<Owned<u32>> = (0..3).map(|_| Owned::new(Waker::noop())).collect();
+        let mut q = WaitQueue::new();
+        q.push_back(4, waiter(&owners[0], 0));
+        q.push_back(5, waiter(&owners[1], 10));
+        q.push_back(5, waiter(&owners[1], 11));
+        // The wrong context with the back's seq removes nothing.
+        assert_eq!(q.remove(5, &owners[2]), 0);
+        assert_eq!(q.remove(5, &owners[1]), 2);
+        check(&q);
+        assert_eq!(values(&q), [0]);
+        // A single entry at the back behind a tombstone: both go.
+        q.push_back(6, waiter(&owners[1], 1));
+        q.push_back(7, waiter(&owners[2], 2));
+        assert_eq!(q.remove(6, &owners[1]), 1);
+        assert_eq!(q.remove(7, &owners[2]), 1);
+        check(&q);
+        assert_eq!(values(&q), [0]);
+    }
+
+    #[test]
     fn pops_and_pushes_interleaved_with_withdrawals_keep_fifo() {
         // A model: the values in the queue, in order.
         let mut rng = fastrand::Rng::with_seed(11);
