@@ -9,7 +9,8 @@
 //! - The context is installed by the worker loop and removed before the
 //!   worker's thread leaves `Runtime::run`; outside it every function here is
 //!   a harmless no-op (or `SpawnError::NoRuntime`).
-//! - Only shared borrows of the thread-local are taken while a task runs, so
+//! - The thread-local is a plain pointer to the installed `Ctx`, which the
+//!   `InstallGuard` owns; only shared references to the `Ctx` are made, so
 //!   a waker called from inside a poll can reach the LIFO slot.
 
 use std::cell::{Cell, RefCell};
