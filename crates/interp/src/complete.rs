@@ -30,7 +30,7 @@ pub(super) fn chan_ref(v: &Value) -> Result<Option<&Chan<Value>>, RuntimeError> 
 /// whose producer's event has not completed, at the top or nested in a
 /// struct, list, map or closure's captures. Free for what most channels
 /// carry (scalars, strings, host tensors): only a container is walked.
-#[inline]
+#[inline(always)]
 pub(super) fn in_flight(v: &Value) -> Option<InFlight> {
     match v {
         Value::Tensor(t) if !t.is_ready() => Some(Box::new(Pending(vec![Tensor::clone(t)]))),

@@ -9,7 +9,8 @@
 //! - The context is installed by the worker loop and removed before the
 //!   worker's thread leaves `Runtime::run`; outside it every function here is
 //!   a harmless no-op (or `SpawnError::NoRuntime`).
-//! - Only shared borrows of the thread-local are taken while a task runs, so
+//! - The thread-local is a plain pointer to the installed `Ctx`, which the
+//!   `InstallGuard` owns; only shared references to the `Ctx` are made, so
 //!   a waker called from inside a poll can reach the LIFO slot.
 
 use std::cell::{Cell, RefCell};
@@ -67,32 +68,53 @@ pub(crate) struct Ctx {
 }
 
 thread_local! {
-    static CTX: RefCell<Option<Rc<Ctx>>> = const { RefCell::new(None) };
+    /// The installed context: a plain pointer, null when none. It has no
+    /// destructor and no borrow flag, so reading it is one thread-local
+    /// load: `with_ctx` runs several times a park (`set_wait_site`,
+    /// `clear_wait`, the waker's `schedule`) and at loop back edges
+    /// (`release_lifo`), where the `RefCell<Option<Rc<Ctx>>>` it replaced
+    /// cost about 60 instructions a call (docs/performance.md, "Fourteenth
+    /// session"). The context it points to is owned by the `InstallGuard`
+    /// that stored it.
+    static CTX: Cell<*const Ctx> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Runs `f` with the current worker context, if this thread is a worker.
+#[inline]
 pub(crate) fn with_ctx<R>(f: impl FnOnce(&Ctx) -> R) -> Option<R> {
-    CTX.try_with(|c| c.borrow().as_ref().map(|ctx| f(ctx)))
-        .ok()
-        .flatten()
+    let p = CTX.with(Cell::get);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null pointer was stored by `install` from an `Rc<Ctx>`
+    // that its `InstallGuard` holds until it restores the previous pointer.
+    // Guards live on the stack of the code that runs the worker (strictly
+    // nested, restored in reverse order), and `f` is runtime code that
+    // never installs or drops a guard, so the context outlives `f`. Only
+    // shared references to a `Ctx` are ever made.
+    Some(f(unsafe { &*p }))
 }
 
 /// Installs `ctx` on this thread; the returned guard restores the previous
 /// one (a run started inside a task's thread, e.g. by a test).
 pub(crate) fn install(ctx: Rc<Ctx>) -> InstallGuard {
-    let prev = CTX.with(|c| c.borrow_mut().replace(ctx));
-    InstallGuard { prev }
+    let prev = CTX.with(|c| c.replace(Rc::as_ptr(&ctx)));
+    InstallGuard { mine: ctx, prev }
 }
 
 pub(crate) struct InstallGuard {
-    prev: Option<Rc<Ctx>>,
+    /// Keeps the installed context alive while `CTX` points to it.
+    mine: Rc<Ctx>,
+    prev: *const Ctx,
 }
 
 impl Drop for InstallGuard {
     fn drop(&mut self) {
-        let prev = self.prev.take();
-        let mine = CTX.with(|c| std::mem::replace(&mut *c.borrow_mut(), prev));
-        drop(mine);
+        let prev = self.prev;
+        CTX.with(|c| {
+            debug_assert!(std::ptr::eq(c.get(), Rc::as_ptr(&self.mine)));
+            c.set(prev);
+        });
     }
 }
 
@@ -205,7 +227,24 @@ impl Ctx {
     }
 
     /// Appends a span to this worker's trace buffer (tracing on only).
+    /// Inline, with the work out of line: it runs after every poll, where
+    /// a call to find tracing off cost about 20 instructions.
+    #[inline(always)]
     pub fn trace_event(
+        &self,
+        name: std::borrow::Cow<'static, str>,
+        cat: &'static str,
+        ts: u64,
+        task: u64,
+    ) {
+        if self.trace.is_some() {
+            self.trace_event_on(name, cat, ts, task);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn trace_event_on(
         &self,
         name: std::borrow::Cow<'static, str>,
         cat: &'static str,
@@ -253,7 +292,17 @@ impl Ctx {
 
     /// Records that `task` became runnable (tracing on only). Called before
     /// the task is pushed to a queue (see the pairing invariant in `trace.rs`).
+    /// Inline, with the work out of line, as `trace_event` (every wake).
+    #[inline(always)]
     pub fn trace_wake(&self, task: u64) {
+        if self.trace.is_some() {
+            self.trace_wake_on(task);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn trace_wake_on(&self, task: u64) {
         if let Some(buf) = &self.trace {
             let ev = Event::wake(
                 self.shared.driver.now(),

@@ -24,7 +24,7 @@ use super::context::{Ctx, PREEMPT_BUDGET};
 use super::idle::ParkDecision;
 use super::registry::Registry;
 use super::shared::{Shared, Task};
-use super::task::Body;
+use super::task::{Body, BoxFuture};
 use crate::loom::{fence, Ordering};
 
 /// Turns between maintenance steps (tokio uses 61 too: prime, so it does
@@ -257,37 +257,44 @@ pub(crate) fn poll_running_then<R>(
     ctx.wait_published
         .set(task.wait.load(Ordering::Relaxed) != 0);
     *ctx.current.borrow_mut() = Some(task);
-    let res = {
+    // A finished poll's end, with the future and waker taken out of the
+    // body to be dropped outside it (see below). Written only when the
+    // poll is ready, so the pending path (every park) moves no
+    // `Poll<TaskEnd>` and no body parts around: about 25 instructions a
+    // poll (docs/performance.md, "Fourteenth session").
+    let mut finished: Option<(TaskEnd, Option<BoxFuture>, Option<Waker>)> = None;
+    {
         let current = ctx.current.borrow();
         let task = current.as_ref()?;
         let poll = |body: &mut Body| {
             let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
             let mut cx = Context::from_waker(waker);
-            let res = match body.future.as_mut() {
+            let end = match body.future.as_mut() {
                 Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
-                    Ok(p) => p,
-                    Err(payload) => Poll::Ready(TaskEnd::Panic {
+                    Ok(Poll::Pending) => return,
+                    Ok(Poll::Ready(end)) => end,
+                    Err(payload) => TaskEnd::Panic {
                         msg: panic_message(&payload),
                         loc: runtime_loc(),
-                    }),
+                    },
                 },
-                None => Poll::Ready(TaskEnd::Returned),
+                None => TaskEnd::Returned,
             };
-            // A finished future is dropped outside the body (see below).
-            let done = if res.is_ready() {
-                Some((body.future.take(), body.waker.take()))
-            } else {
-                None
-            };
-            (res, done)
+            finished = Some((end, body.future.take(), body.waker.take()));
         };
         // SAFETY: the caller's `start_running` moved the state to RUNNING
         // and it stays so until the caller's `stop_running` or `finish`, so
         // this worker owns the body (`task.rs`). The future cannot reach its own body:
         // its waker only changes the state and queues the task.
-        let (res, done) = unsafe { task.with_body(poll) };
-        drop(done);
-        res
+        unsafe { task.with_body(poll) };
+    }
+    let res = match finished {
+        None => Poll::Pending,
+        Some((end, future, waker)) => {
+            // The finished future and waker are dropped outside the body.
+            drop((future, waker));
+            Poll::Ready(end)
+        }
     };
     let task = ctx.current.borrow_mut().take()?;
     let wait = ctx.wait.replace(0);

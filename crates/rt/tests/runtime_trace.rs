@@ -162,15 +162,20 @@ where
     (out, doc["traceEvents"].as_array().unwrap().clone())
 }
 
-/// A span on a task's track: (start, end) in µs.
+/// The spans on a task's track: (start, end) in µs, by start. The file
+/// lists each worker's events together, so a task that ran on both
+/// workers has its spans out of order there.
 fn spans(ev: &[Value], tid: u64, name: &str) -> Vec<(f64, f64)> {
-    ev.iter()
+    let mut v: Vec<(f64, f64)> = ev
+        .iter()
         .filter(|e| e["ph"] == "X" && e["pid"] == 1 && e["tid"] == tid && e["name"] == name)
         .map(|e| {
             let ts = e["ts"].as_f64().unwrap();
             (ts, ts + e["dur"].as_f64().unwrap())
         })
-        .collect()
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
 }
 
 fn wakes(ev: &[Value], tid: u64) -> Vec<f64> {
