@@ -201,18 +201,14 @@ fn put(procs: &Arc<Procs>, v: &Value, out: &mut Payload, attach: bool) -> Result
                 Some(d) if t.device_name() == "cpu" => d,
                 _ => return Err(RuntimeError::NoCrossing("a tensor on a device")),
             };
-            if attach && data.len() >= ATTACH_MIN && out.attach(data.clone()) {
-                out.push(TENSOR_ATTACHED);
-                u64s(out, t.dims().len());
-                for d in t.dims() {
-                    u64s(out, *d);
-                }
-                return Ok(());
-            }
-            out.push(TENSOR);
+            let attached = attach && data.len() >= ATTACH_MIN && out.attach(data.clone());
+            out.push(if attached { TENSOR_ATTACHED } else { TENSOR });
             u64s(out, t.dims().len());
             for d in t.dims() {
                 u64s(out, *d);
+            }
+            if attached {
+                return Ok(());
             }
             // Sized first (a large payload's buffer is then reused, see
             // weft_mpi's pool), then converted a block at a time.
@@ -373,37 +369,32 @@ impl<'a> Reader<'a> {
                     read_err: None,
                 }))
             }
-            TENSOR => {
+            tag @ (TENSOR | TENSOR_ATTACHED) => {
                 let nd = self.len()?;
                 let mut dims = Vec::with_capacity(nd.min(64));
                 for _ in 0..nd {
                     dims.push(self.len()?);
                 }
-                let n = dims
-                    .iter()
-                    .try_fold(1usize, |a, d| a.checked_mul(*d))
-                    .ok_or("tensor size")?;
-                let raw = self.take(n.checked_mul(4).ok_or("tensor size")?)?;
-                let data: Vec<f32> = raw
-                    .chunks_exact(4)
-                    .map(|c| f32::from_bits(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                    .collect();
-                let t =
-                    Tensor::from_host_buffer(&dims, Arc::new(data)).map_err(|e| e.to_string())?;
-                Value::Tensor(Box::new(t))
-            }
-            TENSOR_ATTACHED => {
-                let nd = self.len()?;
-                let mut dims = Vec::with_capacity(nd.min(64));
-                for _ in 0..nd {
-                    dims.push(self.len()?);
-                }
-                let (data, rest) = self
-                    .attached
-                    .split_first()
-                    .ok_or("a tensor without its buffer")?;
-                self.attached = rest;
-                let t = Tensor::from_host_buffer(&dims, data.clone()).map_err(|e| e.to_string())?;
+                let data = if tag == TENSOR {
+                    let n = dims
+                        .iter()
+                        .try_fold(1usize, |a, d| a.checked_mul(*d))
+                        .ok_or("tensor size")?;
+                    let raw = self.take(n.checked_mul(4).ok_or("tensor size")?)?;
+                    Arc::new(
+                        raw.chunks_exact(4)
+                            .map(|c| f32::from_bits(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                            .collect(),
+                    )
+                } else {
+                    let (data, rest) = self
+                        .attached
+                        .split_first()
+                        .ok_or("a tensor without its buffer")?;
+                    self.attached = rest;
+                    data.clone()
+                };
+                let t = Tensor::from_host_buffer(&dims, data).map_err(|e| e.to_string())?;
                 Value::Tensor(Box::new(t))
             }
             WORLD => Value::Comm(Some(Box::new(CommVal::World(procs.clone())))),

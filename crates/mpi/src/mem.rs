@@ -106,7 +106,9 @@ fn results(steps: Vec<Step>) -> Result<Vec<StepOut>, TransportError> {
             Ok((0..n).map(|_| StepOut::Bytes(buf.clone())).collect())
         }
         Step::ToAllF32 { .. } => {
-            let mut parts = Vec::with_capacity(n);
+            // What each rank sends, and the buffer each receives into.
+            let mut sends = Vec::with_capacity(n);
+            let mut recvs = Vec::with_capacity(n);
             for s in steps {
                 let Step::ToAllF32 {
                     send,
@@ -121,24 +123,24 @@ fn results(steps: Vec<Step>) -> Result<Vec<StepOut>, TransportError> {
                     return bad("all-to-all");
                 }
                 recv.clear();
-                parts.push((send, ranges, recv_counts, recv));
+                sends.push((send, ranges, recv_counts));
+                recvs.push(recv);
             }
-            for j in 0..n {
-                for r in 0..n {
-                    let (send, ranges, ..) = &parts[r];
+            for (j, recv) in recvs.iter_mut().enumerate() {
+                let want = &sends[j].2;
+                for (r, (send, ranges, _)) in sends.iter().enumerate() {
                     let Some(piece) = ranges.get(j).and_then(|g| send.get(g.clone())) else {
                         return bad("all-to-all");
                     };
-                    if piece.len() != parts[j].2[r] {
+                    if piece.len() != want[r] {
                         return bad("all-to-all");
                     }
-                    let piece = piece.to_vec();
-                    parts[j].3.extend_from_slice(&piece);
+                    recv.extend_from_slice(piece);
                 }
             }
-            Ok(parts
+            Ok(recvs
                 .into_iter()
-                .map(|(.., recv)| StepOut::F32(recv, None))
+                .map(|recv| StepOut::F32(recv, None))
                 .collect())
         }
         Step::GatherF32 { .. } => {

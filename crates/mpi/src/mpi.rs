@@ -107,8 +107,43 @@ struct StepState {
     _held: Held,
 }
 
+/// Receives the matched message `msg`, which `status` describes, as
+/// elements of `T`, into a buffer from `alloc(len)` (an empty one with room
+/// for `len`: fresh, or one kept for reuse): all of its elements.
+fn mrecv<T: Equivalence>(
+    status: &ffi::MPI_Status,
+    msg: &mut ffi::MPI_Message,
+    alloc: impl FnOnce(usize) -> Vec<T>,
+) -> Result<Vec<T>, TransportError> {
+    let mut n: c_int = 0;
+    // SAFETY: `status` describes the matched message.
+    check("MPI_Get_count", unsafe {
+        ffi::MPI_Get_count(status, T::equivalent_datatype().as_raw(), &mut n)
+    })?;
+    // MPI_UNDEFINED (negative) when the bytes are not whole elements.
+    let len =
+        usize::try_from(n).map_err(|_| TransportError("a message of partial elements".into()))?;
+    let mut buf = room(alloc(len), len);
+    // SAFETY: `buf` has room for the `n` elements of the matched message
+    // `msg`, which this call receives (and frees) before returning; MPI
+    // writes them through the raw pointer.
+    check("MPI_Mrecv", unsafe {
+        ffi::MPI_Mrecv(
+            buf.as_mut_ptr() as *mut c_void,
+            n,
+            T::equivalent_datatype().as_raw(),
+            msg,
+            status_ignore(),
+        )
+    })?;
+    // SAFETY: `MPI_Mrecv` succeeded: it wrote all `len` elements of the
+    // message (its count, from `MPI_Get_count`).
+    unsafe { buf.set_len(len) };
+    Ok(buf)
+}
+
 /// `buf`, emptied, with room for `len` elements (reused when it has it).
-fn room(mut buf: Vec<f32>, len: usize) -> Vec<f32> {
+fn room<T>(mut buf: Vec<T>, len: usize) -> Vec<T> {
     buf.clear();
     buf.reserve_exact(len);
     buf
@@ -312,34 +347,7 @@ impl Transport for MpiTransport {
                         status.MPI_TAG
                     )));
                 }
-                let mut n: c_int = 0;
-                // SAFETY: `status` describes the matched message.
-                check("MPI_Get_count", unsafe {
-                    ffi::MPI_Get_count(&status, f32::equivalent_datatype().as_raw(), &mut n)
-                })?;
-                if n < 0 {
-                    return Err(TransportError(
-                        "an attached buffer of partial floats".into(),
-                    ));
-                }
-                let len = n as usize;
-                let mut v: Vec<f32> = Vec::with_capacity(len);
-                // SAFETY: `v` has room for exactly the `n` floats of the
-                // matched message `msg`, which this call receives (and
-                // frees) before returning; MPI writes them through the
-                // raw pointer.
-                check("MPI_Mrecv", unsafe {
-                    ffi::MPI_Mrecv(
-                        v.as_mut_ptr() as *mut c_void,
-                        n,
-                        f32::equivalent_datatype().as_raw(),
-                        &mut msg,
-                        status_ignore(),
-                    )
-                })?;
-                // SAFETY: `MPI_Mrecv` succeeded: it wrote all `len` floats
-                // of the message (its count, from `MPI_Get_count`).
-                unsafe { v.set_len(len) };
+                let v = mrecv(&status, &mut msg, Vec::<f32>::with_capacity)?;
                 p.got.push(Arc::new(v));
                 p.left -= 1;
                 if p.left == 0 {
@@ -348,28 +356,7 @@ impl Transport for MpiTransport {
                 }
                 continue;
             }
-            let mut n: c_int = 0;
-            // SAFETY: `status` describes the matched message.
-            check("MPI_Get_count", unsafe {
-                ffi::MPI_Get_count(&status, u8::equivalent_datatype().as_raw(), &mut n)
-            })?;
-            let len = n.max(0) as usize;
-            let mut buf = crate::pool::take(len);
-            // SAFETY: `buf` has room for exactly the `n` bytes of the
-            // matched message `msg`, which this call receives (and frees)
-            // before returning; MPI writes them through the raw pointer.
-            check("MPI_Mrecv", unsafe {
-                ffi::MPI_Mrecv(
-                    buf.as_mut_ptr() as *mut c_void,
-                    n,
-                    u8::equivalent_datatype().as_raw(),
-                    &mut msg,
-                    status_ignore(),
-                )
-            })?;
-            // SAFETY: `MPI_Mrecv` succeeded: it wrote all `len` bytes of
-            // the message (its count, from `MPI_Get_count`).
-            unsafe { buf.set_len(len) };
+            let buf = mrecv(&status, &mut msg, crate::pool::take)?;
             let k = status.MPI_TAG - TAG;
             if !(0..=crate::payload::MAX_ATTACHED as c_int).contains(&k) {
                 return Err(TransportError(format!(
