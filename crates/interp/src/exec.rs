@@ -142,6 +142,16 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                             pc = p;
                             break 'run Wait::Yield;
                         }
+                        jit::Entered::Odd(p, v) => {
+                            let Some(Instr::Recv { out, ok, zero, .. }) = code.get(p) else {
+                                break 'run bug(f, p, InternalError::LostInstruction("receive"));
+                            };
+                            pc = p + 1;
+                            if let Some(t) = complete_recv(fs, *out, *ok, zero, Some(v)) {
+                                break 'run Wait::Ready { t, at: p };
+                            }
+                            continue 'run;
+                        }
                     }
                 }
             };

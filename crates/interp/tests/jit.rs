@@ -10,6 +10,11 @@
 //!   `continue` and `return` out of compiled loops, bools, nested loops,
 //!   and a task spinning in a compiled loop that still yields to others
 //!   on one worker;
+//! - channel operations in compiled loops: buffered and unbuffered
+//!   channels of ints and bools, `range`, `v, ok := <-ch` on a closed
+//!   channel, a send on a closed channel (the panic and its place), a nil
+//!   channel handed to a loop compiled for a real one (the deadlock
+//!   report), receives whose value is dropped;
 //! - a property test: random integer loop programs
 //!   (`fuzz/src/gen/loops.rs`, the `jit` fuzz target's generator).
 
@@ -309,6 +314,193 @@ fn unsupported_loops_run_interpreted() {
 ";
     let (_, regions) = both(src);
     assert_eq!(regions, 0);
+}
+
+#[test]
+fn channel_loops_compile_and_keep_order() {
+    // A producer, a consumer and a counter of the consumer's answers, on a
+    // channel of ints and one of bools: the three loops compile.
+    let src = "func produce(out chan int, n int) {
+	for i := 0; i < n; i++ {
+		out <- i * 3
+	}
+	close(out)
+}
+
+func count(acks chan bool, done chan int) {
+	seen := 0
+	for b := range acks {
+		if b {
+			seen++
+		}
+	}
+	done <- seen
+}
+
+func main() {
+	ch := make(chan int, 64)
+	acks := make(chan bool, 16)
+	done := make(chan int)
+	go produce(ch, 20000)
+	go count(acks, done)
+	sum := 0
+	n := 0
+	last := -3
+	ordered := true
+	for v := range ch {
+		if v != last + 3 {
+			ordered = false
+		}
+		last = v
+		sum += v
+		n++
+		acks <- v % 2 == 0
+	}
+	close(acks)
+	print(n, sum, ordered, <-done)
+}
+";
+    let (out, regions) = both(src);
+    assert_eq!(out, "20000 599970000 true 10000\n");
+    assert!(regions >= 3, "{regions} regions");
+}
+
+#[test]
+fn unbuffered_channel_loops_park_and_agree() {
+    // Every operation parks now and then: the region leaves before it and
+    // the interpreter parks, many times over. On one worker and on two.
+    let src = "func pong(in chan int, out chan int) {
+	for v := range in {
+		out <- v + 1
+	}
+	close(out)
+}
+
+func main() {
+	ping := make(chan int)
+	back := make(chan int)
+	go pong(ping, back)
+	v := 0
+	for i := 0; i < 30000; i++ {
+		ping <- v
+		v = <-back
+	}
+	close(ping)
+	_, ok := <-back
+	print(v, ok)
+}
+";
+    // A task that parks every few iterations starts each time slice with
+    // a fresh budget, so its loop is seldom sampled and may stay
+    // interpreted: only the agreement is checked.
+    let (out, _) = both(src);
+    assert_eq!(out, "30000 false\n");
+}
+
+#[test]
+fn receives_on_a_closed_channel_in_a_compiled_loop() {
+    // `v, ok := <-ch` past the end gets the zero value and false, from
+    // the interpreter; dropped receives still take their values.
+    let src = "func main() {
+	ch := make(chan int, 8)
+	go func() {
+		for i := 1; i <= 5000; i++ {
+			ch <- i
+		}
+		close(ch)
+	}()
+	sum := 0
+	zeros := 0
+	for i := 0; i < 6000; i++ {
+		if i % 100 == 99 {
+			<-ch
+			continue
+		}
+		v, ok := <-ch
+		if !ok {
+			zeros++
+		}
+		sum += v
+	}
+	print(sum, zeros)
+}
+";
+    let (out, regions) = both(src);
+    let (mut sum, mut zeros, mut taken) = (0, 0, 0);
+    for i in 0..6000 {
+        let got = (taken < 5000).then(|| {
+            taken += 1;
+            taken
+        });
+        if i % 100 != 99 {
+            match got {
+                Some(v) => sum += v,
+                None => zeros += 1,
+            }
+        }
+    }
+    assert_eq!(out, format!("{sum} {zeros}\n"));
+    assert!(regions >= 1);
+}
+
+#[test]
+fn a_send_on_a_closed_channel_panics_where_the_interpreter_does() {
+    // Another task closes the channel while the compiled loop sends.
+    let src = "func closer(start chan int, ch chan int) {
+	<-start
+	close(ch)
+}
+
+func main() {
+	ch := make(chan int, 1000000)
+	start := make(chan int, 1)
+	go closer(start, ch)
+	for i := 0; i < 1000000; i++ {
+		if i == 5000 {
+			start <- 1
+		}
+		ch <- i
+	}
+	print(\"not reached\")
+}
+";
+    let (out, regions) = both(src);
+    assert!(
+        out.contains("panic: send on closed channel\n    at t.weft:14:3 (task 1)"),
+        "{out}"
+    );
+    assert!(regions >= 1);
+}
+
+#[test]
+fn a_nil_channel_given_to_a_compiled_loop_blocks_as_interpreted() {
+    // `drain` compiles for a real channel; called again with a nil one,
+    // the region is not entered and the interpreter blocks for ever:
+    // the deadlock report is the interpreter's.
+    let src = "func drain(ch chan int, n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += <-ch
+	}
+	return s
+}
+
+func main() {
+	ch := make(chan int, 16)
+	go func() {
+		for i := 0; i < 10000; i++ {
+			ch <- i
+		}
+	}()
+	print(drain(ch, 10000))
+	var none chan int
+	print(drain(none, 10))
+}
+";
+    let (out, regions) = both(src);
+    assert!(out.starts_with("49995000\n"), "{out}");
+    assert!(out.contains("deadlock"), "{out}");
+    assert!(regions >= 1);
 }
 
 proptest! {

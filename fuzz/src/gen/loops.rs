@@ -13,6 +13,13 @@
 //! `!`, `&&`, `||` and `==` on bools, with `if`/`else`, `break`,
 //! `continue` and nested counted loops; then prints them all. Loop
 //! counters are written only by their loops, so every run ends.
+//!
+//! Channels too, none of which can block the run for good: `ch` (ints,
+//! buffered, a few values in it from the start) and `bc` (bools) take a
+//! send and then at once a receive, so what comes out is what went in a
+//! few sends earlier (FIFO order); `feed` (ints, unbuffered or buffered)
+//! is fed by a second task that never stops sending `i * 7`, and `main`
+//! receives from it, so every receive parks now and then.
 
 use arbitrary::{Result, Unstructured};
 
@@ -39,7 +46,23 @@ pub fn loop_program(u: &mut Unstructured) -> Result<String> {
         depth: 1,
         stmts: 0,
     };
+    g.line("func feeder(out chan int) {");
+    g.line("\tfor i := 0; i < 1000000000; i++ {");
+    g.line("\t\tout <- i * 7");
+    g.line("\t}");
+    g.line("}");
     g.line("func main() {");
+    let cap = g.u.int_in_range(1..=8i64)?;
+    g.line(&format!("ch := make(chan int, {cap})"));
+    for _ in 0..g.u.int_in_range(0..=cap - 1)? {
+        let e = g.literal()?;
+        g.line(&format!("ch <- {e}"));
+    }
+    g.line("bc := make(chan bool, 2)");
+    g.line("bc <- true");
+    let feed = *g.u.choose(&[0i64, 0, 1, 16])?;
+    g.line(&format!("feed := make(chan int, {feed})"));
+    g.line("go feeder(feed)");
     for v in INTS {
         let e = g.literal()?;
         g.line(&format!("{v} := {e}"));
@@ -112,7 +135,7 @@ impl G<'_, '_> {
     fn stmt(&mut self, in_loop: bool) -> Result<()> {
         self.stmts += 1;
         let nest = self.depth < 5;
-        match self.u.int_in_range(0..=19)? {
+        match self.u.int_in_range(0..=22)? {
             0..=7 => {
                 let v = *self.u.choose(&INTS)?;
                 let e = self.int_expr(3)?;
@@ -159,6 +182,23 @@ impl G<'_, '_> {
                 self.line("}");
             }
             16..=17 if nest && self.counters.len() < 3 => self.counted_loop(false)?,
+            20 => {
+                let e = self.int_expr(2)?.0;
+                let v = *self.u.choose(&INTS)?;
+                self.line(&format!("ch <- {e}"));
+                self.line(&format!("{v} = <-ch"));
+            }
+            21 => {
+                let c = self.cond(1)?;
+                let v = *self.u.choose(&BOOLS)?;
+                self.line(&format!("bc <- {c}"));
+                self.line(&format!("{v} = <-bc"));
+            }
+            22 => {
+                let v = *self.u.choose(&INTS)?;
+                let op = *self.u.choose(&["=", "+=", "^="])?;
+                self.line(&format!("{v} {op} <-feed"));
+            }
             _ => {
                 let v = *self.u.choose(&INTS)?;
                 let w = *self.u.choose(&INTS)?;

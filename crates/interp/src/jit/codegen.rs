@@ -9,7 +9,15 @@
 //! on at in the low 32 bits, and [`SPENT`] when a back edge left the
 //! budget at a multiple of [`LIFO_CHECK`]. Leaving the region is jumping
 //! out of it, or reaching an instruction that would fail (it is not run:
-//! the interpreter runs it and fails as it always does).
+//! the interpreter runs it and fails as it always does), or a channel
+//! operation that would wait (the interpreter runs it and parks).
+//!
+//! A channel operation is a call of one of `mod.rs`'s helpers (`Helpers`),
+//! the channel's address in its slot: a send returns 0 when it completed;
+//! a receive returns 0 with the value at the address it was given, or
+//! [`ODD`] when it took a value that is not what the channel's type says
+//! (kept by the helper for the driver, which completes the receive), and
+//! anything else from either means "not now".
 
 use std::collections::{BTreeSet, HashMap};
 use std::mem::ManuallyDrop;
@@ -17,7 +25,10 @@ use std::sync::OnceLock;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlags, Value as V};
+use cranelift_codegen::ir::{
+    AbiParam, Block, InstBuilder, MemFlags, SigRef, Signature, StackSlotData, StackSlotKind,
+    Value as V,
+};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -25,16 +36,41 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module};
 
 use super::super::code::{CmpOp, IntOp};
-use super::region::{Op, Plan, MAX_SLOTS};
+use super::region::{Op, Plan, Scalar, MAX_SLOTS};
 
 /// Budget units between two `release_lifo` calls: `exec::LIFO_CHECK`.
 pub(super) const LIFO_CHECK: i64 = 64;
 /// The status bit of a back edge that left the budget at a multiple of
 /// `LIFO_CHECK` (the program counter is then the back edge's target).
 const SPENT: i64 = 1 << 32;
+/// The status bit of a receive that took a value of another type than its
+/// channel's (the program counter is the receive's): a helper's result too.
+pub(super) const ODD: i64 = 1 << 33;
 
 /// The compiled code's signature.
 type Entry = unsafe extern "C" fn(*mut i64, *mut i64, i64) -> i64;
+
+/// A channel helper: the channel's address, then the value to send or the
+/// address to receive into.
+pub(super) type Helper = extern "C" fn(i64, i64) -> i64;
+
+/// The helpers a region's channel operations call.
+pub(super) struct Helpers {
+    pub send_int: Helper,
+    pub send_bool: Helper,
+    pub recv_int: Helper,
+    pub recv_bool: Helper,
+}
+
+/// How a run of a region's code ended.
+pub(crate) struct Status {
+    /// A back edge left the budget at a multiple of `LIFO_CHECK`.
+    pub spent: bool,
+    /// The receive at `pc` took a value of another type (`ODD`).
+    pub odd: bool,
+    /// The program counter to go on at.
+    pub pc: usize,
+}
 
 /// A compiled region: its plan and its code.
 pub(crate) struct Compiled {
@@ -46,18 +82,27 @@ pub(crate) struct Compiled {
 
 impl Compiled {
     /// Runs the code from instruction `pc` (an entry of the plan) on the
-    /// slots in `buf` with `budget` left; returns whether it stopped
-    /// because the budget reached a multiple of `LIFO_CHECK` at a back
-    /// edge, and the program counter to go on at.
-    pub fn call(&self, buf: &mut [i64; MAX_SLOTS], budget: &mut i64, pc: usize) -> (bool, usize) {
+    /// slots in `buf` with `budget` left; returns how it stopped.
+    ///
+    /// # Safety
+    ///
+    /// Every channel slot of the plan holds in `buf` the address of a
+    /// `Chan<Value>` that stays alive and in place for the call.
+    pub unsafe fn call(&self, buf: &mut [i64; MAX_SLOTS], budget: &mut i64, pc: usize) -> Status {
         // SAFETY: `entry` is the finalized code of a function with the
         // signature of `Entry`, alive while `self._code` is (so as long as
         // `&self`). It reads and writes `buf[i]` only for `i <
-        // plan.slots.len() <= MAX_SLOTS`, and one `i64` at `budget`; both
-        // are exclusive borrows for the call. It calls nothing and cannot
-        // trap: every division it does has a divisor other than 0 and -1.
+        // plan.slots.len() <= MAX_SLOTS`, one `i64` at `budget`, and a
+        // stack slot of its own; `buf` and `budget` are exclusive borrows
+        // for the call. It calls only the channel helpers, with the
+        // channel addresses the caller vouches for, and cannot trap:
+        // every division it does has a divisor other than 0 and -1.
         let r = unsafe { (self.entry)(buf.as_mut_ptr(), budget, pc as i64) };
-        (r & SPENT != 0, (r & 0xffff_ffff) as usize)
+        Status {
+            spent: r & SPENT != 0,
+            odd: r & ODD != 0,
+            pc: (r & 0xffff_ffff) as usize,
+        }
     }
 }
 
@@ -104,7 +149,7 @@ fn isa() -> Option<OwnedTargetIsa> {
 
 /// Compiles a region; `None` if Cranelift cannot (no backend for the
 /// host, or an error of ours that its verifier catches).
-pub(super) fn compile(plan: Plan) -> Option<Compiled> {
+pub(super) fn compile(plan: Plan, helpers: &Helpers) -> Option<Compiled> {
     let isa = isa()?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let ptr = module.target_config().pointer_type();
@@ -114,7 +159,11 @@ pub(super) fn compile(plan: Plan) -> Option<Compiled> {
         .extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(I64)]);
     sig.returns.push(AbiParam::new(I64));
     let mut fctx = FunctionBuilderContext::new();
-    Gen::build(FunctionBuilder::new(&mut ctx.func, &mut fctx), &plan);
+    Gen::build(
+        FunctionBuilder::new(&mut ctx.func, &mut fctx),
+        &plan,
+        helpers,
+    );
     let id = module
         .declare_anonymous_function(&ctx.func.signature)
         .ok()?;
@@ -150,10 +199,16 @@ struct Gen<'a> {
     exits: HashMap<i64, Block>,
     /// Whether the current block still needs a terminator.
     open: bool,
+    helpers: &'a Helpers,
+    /// A helper's signature, imported on first use.
+    helper_sig: Option<SigRef>,
+    /// The stack slot a receive's helper writes the value to, made on
+    /// first use.
+    recv_at: Option<cranelift_codegen::ir::StackSlot>,
 }
 
-impl Gen<'_> {
-    fn build(mut b: FunctionBuilder<'_>, plan: &Plan) {
+impl<'a> Gen<'a> {
+    fn build(mut b: FunctionBuilder<'a>, plan: &Plan, helpers: &'a Helpers) {
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
         b.switch_to_block(start);
@@ -185,6 +240,12 @@ impl Gen<'_> {
                 | Op::Neg { out, .. }
                 | Op::Not { out, .. }
                 | Op::Cmp { out, .. } => written[out] = true,
+                Op::Recv { out, ok, .. } => {
+                    for w in [out, ok].into_iter().flatten() {
+                        written[w] = true;
+                    }
+                }
+                Op::Send { .. } => {}
                 Op::Leave => {
                     if inside(pc + 1) {
                         leaders.insert(pc + 1);
@@ -215,6 +276,9 @@ impl Gen<'_> {
             blocks,
             exits: HashMap::new(),
             open: true,
+            helpers,
+            helper_sig: None,
+            recv_at: None,
         };
 
         // Dispatch on `entry`: the header unless another entry is named.
@@ -384,8 +448,75 @@ impl Gen<'_> {
                 let c = self.b.ins().icmp_imm(cc(op), x, k);
                 self.branch(pc, c, to);
             }
+            Op::Send { ch, v, elem } => {
+                let h = match elem {
+                    Scalar::Int => self.helpers.send_int,
+                    Scalar::Bool => self.helpers.send_bool,
+                };
+                let (ch, v) = (self.get(ch), self.get(v));
+                let r = self.call_helper(h, ch, v);
+                self.exit_if(r, pc);
+            }
+            Op::Recv { ch, out, ok, elem } => {
+                let h = match elem {
+                    Scalar::Int => self.helpers.recv_int,
+                    Scalar::Bool => self.helpers.recv_bool,
+                };
+                let at = match self.recv_at {
+                    Some(s) => s,
+                    None => {
+                        let s = self.b.create_sized_stack_slot(StackSlotData::new(
+                            StackSlotKind::ExplicitSlot,
+                            8,
+                            3,
+                        ));
+                        self.recv_at = Some(s);
+                        s
+                    }
+                };
+                let ch = self.get(ch);
+                let addr = self.b.ins().stack_addr(I64, at, 0);
+                let r = self.call_helper(h, ch, addr);
+                // 0: received; ODD: an odd value, which the driver
+                // completes; anything else: not now.
+                let miss = self.b.create_block();
+                let got = self.b.create_block();
+                self.b.ins().brif(r, miss, &[], got, &[]);
+                self.b.switch_to_block(miss);
+                let odd = self.b.ins().icmp_imm(IntCC::Equal, r, ODD);
+                let to_odd = self.exit(ODD | pc as i64);
+                let not_now = self.exit(pc as i64);
+                self.b.ins().brif(odd, to_odd, &[], not_now, &[]);
+                self.b.switch_to_block(got);
+                if let Some(o) = out {
+                    let v = self.b.ins().stack_load(I64, at, 0);
+                    self.set(o, v);
+                }
+                if let Some(k) = ok {
+                    let one = self.b.ins().iconst(I64, 1);
+                    self.set(k, one);
+                }
+            }
             Op::Leave => self.exit_always(pc),
         }
+    }
+
+    /// Calls the channel helper `h` with two arguments; its result.
+    fn call_helper(&mut self, h: Helper, a: V, b: V) -> V {
+        let sig = match self.helper_sig {
+            Some(s) => s,
+            None => {
+                let mut sig = Signature::new(self.b.func.signature.call_conv);
+                sig.params.extend([AbiParam::new(I64), AbiParam::new(I64)]);
+                sig.returns.push(AbiParam::new(I64));
+                let s = self.b.import_signature(sig);
+                self.helper_sig = Some(s);
+                s
+            }
+        };
+        let f = self.b.ins().iconst(I64, h as usize as i64);
+        let call = self.b.ins().call_indirect(sig, f, &[a, b]);
+        self.b.inst_results(call)[0]
     }
 
     /// On to `pc + 1` if `c`, else to `to`.

@@ -7,10 +7,12 @@
 //! [`THRESHOLD`] times is compiled once as a *region* (`region.rs`: the
 //! instructions from the header to its last back edge) if every
 //! instruction in it is in the supported set, integer and bool arithmetic,
-//! comparisons, copies, constants and jumps, over slots whose type (the
-//! frame template's zero value) is int or bool (`codegen.rs` makes the
+//! comparisons, copies, constants, jumps, and sends and receives on
+//! channels of ints or bools, over slots whose type (the frame template's
+//! zero value) is int, bool or such a channel (`codegen.rs` makes the
 //! code). Then the region runs compiled from the header on, until it
-//! leaves the region, the budget runs out or an instruction would panic.
+//! leaves the region, the budget runs out, an instruction would panic or
+//! a channel operation would wait.
 //!
 //! Invariants:
 //! - The interpreter is the reference: the compiled code computes exactly
@@ -21,6 +23,18 @@
 //!   run compiled: the region stops *before* it, with every slot written
 //!   so far back in the frame, and the interpreter runs it from there, so
 //!   the panic's message and place are the interpreter's own.
+//! - A channel operation runs compiled only when it completes at once: the
+//!   code calls a helper here that does what `step` does first
+//!   (`Chan::try_send`, `Chan::try_recv`) and, when that finds it must
+//!   wait (or, for a receive, that the channel is closed and drained),
+//!   the region stops before the instruction and the interpreter runs it
+//!   (and parks, or takes the zero value), exactly as if the JIT were
+//!   off. Sends and receives are no scheduling points of the ordinary
+//!   executor; a controlled run's (`weft test`) come as `Point`
+//!   instructions, which no region holds. A received value is never lost:
+//!   one of another variant than the channel's type says (the type
+//!   checker rules it out) is handed back to the interpreter with the
+//!   receive ([`Entered::Odd`]).
 //! - The budget is spent as the interpreter spends it: one unit per
 //!   unconditional backward jump (`Jump` to an earlier or the same
 //!   instruction, `LoopK`, `LoopN`), `runtime::release_lifo` every
@@ -31,8 +45,10 @@
 //! - A region is entered only at its header, from the interpreter, with
 //!   every slot it uses holding the variant its type says (checked on
 //!   entry: any other value and the interpreter runs it instead); the
-//!   slots travel in a plain `[i64]` buffer (bools as 0 and 1) and go back
-//!   into the frame when the region returns.
+//!   slots travel in a plain `[i64]` buffer (bools as 0 and 1; a channel
+//!   as the address of its local `Chan`, checked on entry) and go back
+//!   into the frame when the region returns (channels, never written by
+//!   a region, do not).
 //! - Each header is compiled at most once per program (`Program::jit`, so
 //!   every run of a program shares the code: `weft test` runs one many
 //!   times); one that cannot be compiled is marked and never tried again.
@@ -44,9 +60,11 @@
 mod codegen;
 mod region;
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
+use weft_chan::Chan;
 use weft_rt as runtime;
 
 use super::code::{Func, FuncId, Program};
@@ -81,6 +99,10 @@ pub(crate) enum Entered {
     /// The region ran out of budget at a back edge; yield with the program
     /// counter here.
     Yield(usize),
+    /// The receive at this program counter took this value, of another
+    /// variant than its channel's type: the interpreter completes the
+    /// receive with it and goes on after it.
+    Odd(usize, Value),
 }
 
 /// The JIT's state of one program: a mark per instruction (the loop
@@ -151,7 +173,8 @@ pub(crate) fn enter(
         {
             return Entered::No;
         }
-        let Some(r) = region::plan(f, header).and_then(|p| codegen::compile(p).map(Arc::new))
+        let Some(r) =
+            region::plan(f, header).and_then(|p| codegen::compile(p, &HELPERS).map(Arc::new))
         else {
             mark.store(FAILED, Relaxed);
             return Entered::No;
@@ -172,15 +195,31 @@ fn run(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
         *b = match (kind, fs.get(slot as usize)) {
             (Kind::Int, Some(Value::Int(v))) => *v,
             (Kind::Bool, Some(Value::Bool(v))) => *v as i64,
+            // A local channel; a nil or remote one is the interpreter's.
+            (Kind::Chan { .. }, Some(Value::Chan(c))) => match &c.ch {
+                Some(ch) => ch as *const Chan<Value> as i64,
+                None => return Entered::No,
+            },
             _ => return Entered::No,
         };
     }
     let mut b = *budget as i64;
     let mut pc = plan.start;
     let end = loop {
-        let (spent, at) = r.call(&mut buf, &mut b, pc);
-        if !spent {
-            break Entered::At(at);
+        // SAFETY: the channel slots' addresses point into `Arc<ChanVal>`s
+        // held by the frame's slots, which no region writes, and `fs` is
+        // borrowed exclusively for the whole run.
+        let st = unsafe { r.call(&mut buf, &mut b, pc) };
+        if st.odd {
+            match ODD_VALUE.take() {
+                Some(v) => break Entered::Odd(st.pc, v),
+                // Cannot happen (the helper keeps the value before it
+                // answers ODD); the interpreter runs the receive.
+                None => break Entered::At(st.pc),
+            }
+        }
+        if !st.spent {
+            break Entered::At(st.pc);
         }
         // A back edge left the budget at a multiple of
         // `codegen::LIFO_CHECK`: as
@@ -188,12 +227,12 @@ fn run(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
         runtime::release_lifo();
         if b == 0 {
             b = BUDGET as i64;
-            break Entered::Yield(at);
+            break Entered::Yield(st.pc);
         }
-        if !plan.entries.contains(&at) {
-            break Entered::At(at);
+        if !plan.entries.contains(&st.pc) {
+            break Entered::At(st.pc);
         }
-        pc = at;
+        pc = st.pc;
     };
     *budget = b as u32;
     for (&v, &(slot, kind)) in buf.iter().zip(&plan.slots) {
@@ -201,8 +240,135 @@ fn run(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
             match kind {
                 Kind::Int => put_int(s, v),
                 Kind::Bool => *s = Value::Bool(v != 0),
+                Kind::Chan { .. } => {}
             }
         }
     }
     end
+}
+
+thread_local! {
+    /// The value a receive helper took that was not of its channel's type,
+    /// until the driver hands it to the interpreter.
+    static ODD_VALUE: Cell<Option<Value>> = const { Cell::new(None) };
+}
+
+/// The helpers the compiled channel operations call.
+static HELPERS: codegen::Helpers = codegen::Helpers {
+    send_int,
+    send_bool,
+    recv_int,
+    recv_bool,
+};
+
+/// The channel a helper was given.
+///
+/// # Safety
+///
+/// `ch` is a channel slot's value in a region's buffer (`run`): the
+/// address of a live `Chan<Value>`.
+unsafe fn chan<'a>(ch: i64) -> &'a Chan<Value> {
+    // SAFETY: as the caller promises.
+    unsafe { &*(ch as *const Chan<Value>) }
+}
+
+/// `ch <- v` on a channel of ints, if it completes now: 0, else 1.
+extern "C" fn send_int(ch: i64, v: i64) -> i64 {
+    // SAFETY: called by region code only, with a channel slot's value.
+    let ch = unsafe { chan(ch) };
+    ch.try_send(Value::Int(v)).is_err() as i64
+}
+
+/// `ch <- v` on a channel of bools (`v` 0 or 1), as `send_int`.
+extern "C" fn send_bool(ch: i64, v: i64) -> i64 {
+    // SAFETY: as `send_int`.
+    let ch = unsafe { chan(ch) };
+    ch.try_send(Value::Bool(v != 0)).is_err() as i64
+}
+
+/// `<-ch` on a channel of ints, if a value is there: 0 with it at `out`;
+/// 1 when the receive must wait or the channel is closed and drained;
+/// `ODD` when the value taken is no int (kept in `ODD_VALUE`).
+extern "C" fn recv_int(ch: i64, out: i64) -> i64 {
+    recv_scalar(ch, out, |v| match v {
+        Value::Int(x) => Ok(x),
+        other => Err(other),
+    })
+}
+
+/// `<-ch` on a channel of bools, as `recv_int` (the bool as 0 or 1).
+extern "C" fn recv_bool(ch: i64, out: i64) -> i64 {
+    recv_scalar(ch, out, |v| match v {
+        Value::Bool(b) => Ok(b as i64),
+        other => Err(other),
+    })
+}
+
+#[inline(always)]
+fn recv_scalar(ch: i64, out: i64, scalar: impl FnOnce(Value) -> Result<i64, Value>) -> i64 {
+    // SAFETY: as `send_int`.
+    let ch = unsafe { chan(ch) };
+    match ch.try_recv() {
+        Ok(v) => match scalar(v) {
+            Ok(x) => {
+                // SAFETY: `out` is the address of the region's 8-byte,
+                // 8-aligned stack slot for received values.
+                unsafe { *(out as *mut i64) = x };
+                0
+            }
+            Err(v) => {
+                ODD_VALUE.set(Some(v));
+                codegen::ODD
+            }
+        },
+        Err(_) => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(ch: &Chan<Value>) -> i64 {
+        ch as *const Chan<Value> as i64
+    }
+
+    #[test]
+    fn helpers_send_and_receive_scalars_in_order() {
+        let ch = Chan::new(2);
+        assert_eq!(send_int(addr(&ch), 7), 0);
+        assert_eq!(send_int(addr(&ch), -1), 0);
+        // Full: not now, and nothing was sent.
+        assert_eq!(send_int(addr(&ch), 9), 1);
+        let mut out = 0i64;
+        let at = &mut out as *mut i64 as i64;
+        assert_eq!(recv_int(addr(&ch), at), 0);
+        assert_eq!(out, 7);
+        assert_eq!(recv_int(addr(&ch), at), 0);
+        assert_eq!(out, -1);
+        assert_eq!(recv_int(addr(&ch), at), 1);
+        let bc = Chan::new(1);
+        assert_eq!(send_bool(addr(&bc), 1), 0);
+        assert_eq!(recv_bool(addr(&bc), at), 0);
+        assert_eq!(out, 1);
+        // Closed and drained: not now (the interpreter takes the zero
+        // value); a send on it: not now (the interpreter panics).
+        ch.close().unwrap();
+        assert_eq!(recv_int(addr(&ch), at), 1);
+        assert_eq!(send_int(addr(&ch), 1), 1);
+    }
+
+    #[test]
+    fn a_value_of_another_type_is_kept_not_lost() {
+        let ch = Chan::new(1);
+        ch.try_send(Value::str("odd")).unwrap();
+        let mut out = 0i64;
+        let at = &mut out as *mut i64 as i64;
+        assert_eq!(recv_int(addr(&ch), at), codegen::ODD);
+        match ODD_VALUE.take() {
+            Some(Value::Str(s)) => assert_eq!(&*s, b"odd"),
+            other => panic!("{other:?}"),
+        }
+        assert!(ch.try_recv().is_err());
+    }
 }

@@ -2,12 +2,13 @@
 //! them: the region of a header is the code from the header to the last
 //! unconditional back edge to it; every instruction in it must be in the
 //! supported set, over slots whose type (the frame template's value) is
-//! int or bool, used as that type.
+//! int or bool, used as that type, or a channel of ints or bools that the
+//! region only sends on and receives from.
 
 use std::collections::HashMap;
 
 use super::super::code::{CmpKind, CmpOp, Func, Instr, IntOp, Pc, Slot};
-use super::super::value::Value;
+use super::super::value::{Ty, Value};
 
 /// The most slots a region may use (the entry buffer is on the stack).
 pub(crate) const MAX_SLOTS: usize = 64;
@@ -19,6 +20,28 @@ const MAX_LEN: usize = 2000;
 pub(crate) enum Kind {
     Int,
     Bool,
+    /// A channel of ints or bools (`elem`), read only: the buffer holds a
+    /// pointer to its `Chan` (checked on entry to be a local channel),
+    /// never stored back.
+    Chan {
+        elem: Scalar,
+    },
+}
+
+/// The type of what a compiled channel operation carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scalar {
+    Int,
+    Bool,
+}
+
+impl Scalar {
+    pub(crate) fn kind(self) -> Kind {
+        match self {
+            Scalar::Int => Kind::Int,
+            Scalar::Bool => Kind::Bool,
+        }
+    }
 }
 
 /// A region the JIT can compile.
@@ -102,6 +125,21 @@ pub(crate) enum Op {
         k: i64,
         to: usize,
     },
+    /// `ch <- v`, when it completes without waiting; otherwise the region
+    /// leaves before it and the interpreter runs it (and parks).
+    Send {
+        ch: usize,
+        v: usize,
+        elem: Scalar,
+    },
+    /// `out, ok = <-ch`, when a value is there; otherwise (empty, or
+    /// closed and drained) the region leaves before it.
+    Recv {
+        ch: usize,
+        out: Option<usize>,
+        ok: Option<usize>,
+        elem: Scalar,
+    },
     /// Leave the region here: the instruction ends the function or the
     /// task (`return`, `panic`, `exit`), which the interpreter does.
     Leave,
@@ -134,8 +172,8 @@ impl Slots<'_> {
         Some(self.slots.len() - 1)
     }
 
-    /// The type of `s` (none: not int or bool, or the junk slot, whose
-    /// values have any type).
+    /// The type of `s` (none: not int, bool or a channel of either, or the
+    /// junk slot, whose values have any type).
     fn kind(&self, s: Slot) -> Option<Kind> {
         if Some(s) == self.junk {
             return None;
@@ -143,6 +181,19 @@ impl Slots<'_> {
         match self.template.get(s as usize)? {
             Value::Int(_) => Some(Kind::Int),
             Value::Bool(_) => Some(Kind::Bool),
+            Value::Chan(c) => match &*c.elem {
+                Ty::Int => Some(Kind::Chan { elem: Scalar::Int }),
+                Ty::Bool => Some(Kind::Chan { elem: Scalar::Bool }),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The buffer index of the channel slot `s` and what it carries.
+    fn chan(&mut self, s: Slot) -> Option<(usize, Scalar)> {
+        match self.kind(s)? {
+            k @ Kind::Chan { elem } => Some((self.get(s, k)?, elem)),
             _ => None,
         }
     }
@@ -206,7 +257,8 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
                 _ => return None,
             },
             Instr::Copy { x, out } => {
-                let kind = s.kind(*x)?;
+                // A channel slot is never written (nor stored back).
+                let kind = s.kind(*x).filter(|k| matches!(k, Int | Bool))?;
                 Op::Copy {
                     x: s.get(*x, kind)?,
                     out: s.get(*out, kind)?,
@@ -302,6 +354,29 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
                     },
                 ));
                 Op::Jump { to: *top as usize }
+            }
+            Instr::Send { ch, v } => {
+                let (ch, elem) = s.chan(*ch)?;
+                Op::Send {
+                    ch,
+                    v: s.get(*v, elem.kind())?,
+                    elem,
+                }
+            }
+            Instr::Recv { ch, out, ok, .. } => {
+                let (ch, elem) = s.chan(*ch)?;
+                Op::Recv {
+                    ch,
+                    out: match out {
+                        Some(o) => Some(s.get(*o, elem.kind())?),
+                        None => None,
+                    },
+                    ok: match ok {
+                        Some(k) => Some(s.get(*k, Bool)?),
+                        None => None,
+                    },
+                    elem,
+                }
             }
             // Run at most once per entry: the region stops before them.
             Instr::Ret { .. } | Instr::End | Instr::Panic { .. } | Instr::Exit { .. } => Op::Leave,
