@@ -202,6 +202,15 @@ impl Ctx {
         }
     }
 
+    /// Whether a task waits in this worker's LIFO slot.
+    #[inline]
+    pub fn lifo_occupied(&self) -> bool {
+        let t = self.lifo.take();
+        let occupied = t.is_some();
+        self.lifo.set(t);
+        occupied
+    }
+
     /// The LIFO grace check (see `release_lifo`): reads the clock only when
     /// the slot holds a task. With one worker it does nothing, so one-worker
     /// schedules stay independent of time.

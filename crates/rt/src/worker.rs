@@ -186,9 +186,17 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
         Poll::Pending => {
             if stop_pending(shared, &task, wait) {
                 // Woken during its own poll (yield_now): back of the queue.
+                // An idle worker is woken only when this one has another
+                // task to run first; alone, the task runs again here at
+                // once, and a wake-up would only move it to another CPU
+                // and back (a busy loop on two workers took twice its CPU
+                // time so). Go's `Gosched` wakes nobody either.
                 ctx.trace_wake(task.id);
+                let alone = ctx.local.is_empty() && !ctx.lifo_occupied();
                 ctx.local.push(task);
-                shared.notify_parked_local();
+                if !alone {
+                    shared.notify_parked_local();
+                }
             }
         }
         Poll::Ready(end) => {
