@@ -160,7 +160,7 @@ impl Runtime {
     /// thread joined before it returns.
     pub fn run<F: Future<Output = TaskEnd> + Send + 'static>(&self, main: F) -> RunOutcome {
         let workers = self.cfg.workers.max(1);
-        let driver = match crate::netpoll::Driver::new() {
+        let driver = match crate::netpoll::Driver::with_workers(workers) {
             Ok(d) => d,
             Err(e) => return runtime_failure(format!("cannot create the poller: {e}")),
         };

@@ -29,7 +29,7 @@ pub fn after(d: Duration, f: impl FnOnce() + Send + 'static) {
     with_ctx(|ctx| {
         ctx.shared
             .driver
-            .add_timer(d, TimerAction::Call(Box::new(f)));
+            .add_timer_in(ctx.index, d, TimerAction::Call(Box::new(f)));
     });
 }
 
@@ -70,7 +70,10 @@ impl Future for Sleep {
         let d = self.d;
         let waker = cx.waker().clone();
         let registered = with_ctx(|ctx| {
-            let h = ctx.shared.driver.add_timer(d, TimerAction::Wake(waker));
+            let h = ctx
+                .shared
+                .driver
+                .add_timer_in(ctx.index, d, TimerAction::Wake(waker));
             (Arc::downgrade(&ctx.shared), h)
         });
         match registered {

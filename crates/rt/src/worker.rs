@@ -50,7 +50,8 @@ pub(crate) fn run_worker(ctx: &Ctx) {
         });
         let mut task = None;
         if tick == 0 {
-            shared.driver.fire_timers();
+            // A busy worker fires its own timers only: its tasks wake here.
+            shared.driver.fire_own_timers(ctx.index);
             shared.driver.poll_io_now();
             task = steal_injector(ctx);
         }
@@ -173,7 +174,8 @@ fn park(ctx: &Ctx, searching: &mut bool) {
     // P5.
     shared.idle.transition_from_parked(ctx.index);
     *searching = true;
-    shared.driver.fire_timers();
+    // An idle worker fires every shard's due timers, its own first.
+    shared.driver.fire_timers_from(ctx.index);
 }
 
 /// Polls one task once and handles how the poll ended.

@@ -61,21 +61,30 @@ struct PollState {
 }
 
 impl Driver {
-    /// Opens an epoll instance and its waker.
+    /// Opens an epoll instance and its waker; one timer shard.
+    #[cfg(test)]
     pub fn new() -> stdio::Result<Driver> {
-        Driver::with_clock(None)
+        Driver::with_clock(None, 1)
+    }
+
+    /// A driver for `workers` workers: a timer shard each.
+    pub fn with_workers(workers: usize) -> stdio::Result<Driver> {
+        Driver::with_clock(None, workers)
     }
 
     /// A driver whose clock is virtual (a controlled run): it stands still
     /// until `advance_to` moves it to a timer's deadline.
     pub fn new_virtual() -> stdio::Result<Driver> {
-        Driver::with_clock(Some(VirtualClock {
-            time: AtomicU64::new(0),
-            ticks: AtomicU64::new(0),
-        }))
+        Driver::with_clock(
+            Some(VirtualClock {
+                time: AtomicU64::new(0),
+                ticks: AtomicU64::new(0),
+            }),
+            1,
+        )
     }
 
-    fn with_clock(virt: Option<VirtualClock>) -> stdio::Result<Driver> {
+    fn with_clock(virt: Option<VirtualClock>, shards: usize) -> stdio::Result<Driver> {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER_TOKEN)?;
         let io = std::sync::Arc::new(IoRegistry::new(poll.registry().try_clone()?));
@@ -88,7 +97,7 @@ impl Driver {
             }),
             waker,
             sleeping_until: AtomicU64::new(NOT_SLEEPING),
-            timers: Timers::new(),
+            timers: Timers::sharded(shards),
             io,
         })
     }
@@ -140,11 +149,19 @@ impl Driver {
         u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1)
     }
 
-    /// Adds a timer `after` from now; wakes the poller's waiter if needed.
+    /// Adds a timer `after` from now to shard 0; wakes the poller's waiter
+    /// if needed.
+    #[cfg(test)]
     pub fn add_timer(&self, after: Duration, action: TimerAction) -> TimerHandle {
+        self.add_timer_in(0, after, action)
+    }
+
+    /// Adds a timer `after` from now to the shard of worker `shard`; wakes
+    /// the poller's waiter if needed.
+    pub fn add_timer_in(&self, shard: usize, after: Duration, action: TimerAction) -> TimerHandle {
         let after = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX / 2);
         let deadline = self.time().saturating_add(after).min(NO_DEADLINE - 1);
-        let (handle, earliest) = self.timers.add(deadline, action);
+        let (handle, earliest) = self.timers.add_in(shard, deadline, action);
         if earliest {
             let sleeping = self.sleeping_until.load(Ordering::SeqCst);
             if sleeping != NOT_SLEEPING && deadline < sleeping {
@@ -154,12 +171,25 @@ impl Driver {
         handle
     }
 
-    /// Fires due timers. Cheap (one atomic load) when none is due.
+    /// Fires due timers of every shard. Cheap (an atomic load a shard)
+    /// when none is queued.
     pub fn fire_timers(&self) -> usize {
+        self.fire_timers_from(0)
+    }
+
+    /// Fires due timers of every shard, worker `first`'s shard first: what
+    /// an idle worker does.
+    pub fn fire_timers_from(&self, first: usize) -> usize {
         if self.timers.next_deadline() == NO_DEADLINE {
             return 0;
         }
-        self.timers.fire_expired(self.time())
+        self.timers.fire_expired_from(first, self.time())
+    }
+
+    /// Fires the due timers of worker `shard`'s own shard: what a busy
+    /// worker does now and then.
+    pub fn fire_own_timers(&self, shard: usize) -> usize {
+        self.timers.fire_expired_in(shard, self.time())
     }
 
     /// Polls for I/O without blocking, if no other thread holds the poller

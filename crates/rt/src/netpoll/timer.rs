@@ -1,7 +1,18 @@
 //! Timers: deadlines (nanoseconds since the driver started) in buckets of
-//! 2^16 ns (65.5 µs) under one lock, with the earliest deadline mirrored in
-//! an atomic so that busy workers can check "is anything due?" without
-//! locking.
+//! 2^16 ns (65.5 µs), one set of buckets (a *shard*, with its own lock) per
+//! worker, each with its earliest deadline mirrored in an atomic so that
+//! busy workers can check "is anything due?" without locking.
+//!
+//! A worker adds its tasks' timers to its own shard and fires its own shard
+//! when it checks for due timers while busy, so a task that sleeps is woken
+//! on the worker it slept on, and two workers never contend for one lock
+//! or counter (Go keeps a timer heap per P for the same reasons). A worker
+//! about to park or just woken fires every shard (`fire_expired`), so a
+//! timer is never late because its worker is idle. With 10,000 tasks each
+//! sleeping 1 ms 100 times on two workers, the one shared lock cost 1.55 s
+//! of CPU time against 0.46 s on one worker: the lock and the counters
+//! bounced between the CPUs, and every fired task ran on whichever worker
+//! took the batch, its frame in the other CPU's cache.
 //!
 //! The buckets sit in a `BTreeMap` keyed by slot (`deadline >> SLOT_SHIFT`);
 //! each is a `VecDeque` sorted by (deadline, insertion). Time only moves
@@ -15,13 +26,14 @@
 //! virtual clock (`control.rs`) advances to the exact deadline.
 //!
 //! Invariants:
-//! - `pending` counts timers added and not yet fired or cancelled. It drops
+//! - `pending` (the sum over the shards) counts timers added and not yet
+//!   fired or cancelled. It drops
 //!   only after a timer's action has run, so "no timer pending" never holds
 //!   while a fired timer's effect (a wake, a channel send) is still unseen.
 //!   Deadlock detection relies on this.
-//! - Timers fire in (deadline, insertion) order: buckets in slot order, each
-//!   sorted. Equal deadlines fire in the order they were added, which keeps
-//!   runs with one worker deterministic.
+//! - Within a shard, timers fire in (deadline, insertion) order: buckets in
+//!   slot order, each sorted. Equal deadlines fire in the order they were
+//!   added, which keeps runs with one worker (one shard) deterministic.
 //! - No bucket in the map is empty, so the earliest deadline is the front of
 //!   the first bucket.
 //! - Cancelled entries stay in their bucket until their deadline and are
@@ -63,6 +75,8 @@ struct Entry {
 #[derive(Clone)]
 pub struct TimerHandle {
     entry: Arc<Entry>,
+    /// The shard the timer is in.
+    shard: usize,
 }
 
 struct Item {
@@ -70,8 +84,14 @@ struct Item {
     entry: Arc<Entry>,
 }
 
-/// The timers of one run.
+/// The timers of one run: a shard per worker.
 pub struct Timers {
+    shards: Box<[Shard]>,
+}
+
+/// One worker's timers, on cache lines of its own.
+#[repr(align(128))]
+struct Shard {
     wheel: Mutex<Wheel>,
     next_deadline: AtomicU64,
     pending: AtomicUsize,
@@ -92,8 +112,91 @@ impl Default for Timers {
 }
 
 impl Timers {
+    /// Timers with one shard (one worker, or a controlled run).
     pub fn new() -> Timers {
+        Timers::sharded(1)
+    }
+
+    /// Timers with `n` shards (at least one), one per worker.
+    pub fn sharded(n: usize) -> Timers {
         Timers {
+            shards: (0..n.max(1)).map(|_| Shard::new()).collect(),
+        }
+    }
+
+    /// Adds a timer to shard 0 (tests). Returns its handle and whether it is now
+    /// the earliest deadline of its shard (the caller then wakes a thread
+    /// blocked in the poller if it sleeps past it).
+    #[cfg(test)]
+    pub fn add(&self, deadline: u64, action: TimerAction) -> (TimerHandle, bool) {
+        self.add_in(0, deadline, action)
+    }
+
+    /// Adds a timer to shard `shard` (the adding worker's index; taken
+    /// modulo the shards), as [`Timers::add`].
+    pub fn add_in(&self, shard: usize, deadline: u64, action: TimerAction) -> (TimerHandle, bool) {
+        let shard = shard % self.shards.len();
+        let (entry, earliest) = self.shards[shard].add(deadline, action);
+        (TimerHandle { entry, shard }, earliest)
+    }
+
+    /// The earliest deadline of every shard, or `NO_DEADLINE`. May be a
+    /// cancelled timer's.
+    pub fn next_deadline(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| s.next_deadline.load(Ordering::SeqCst))
+            .min()
+            .unwrap_or(NO_DEADLINE)
+    }
+
+    /// Timers added and neither fired nor cancelled, in every shard.
+    pub fn pending(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.pending.load(Ordering::SeqCst))
+            .sum()
+    }
+
+    /// Fires every due timer of every shard (shard `first` first), each
+    /// shard's in deadline order. Returns how many fired.
+    pub fn fire_expired_from(&self, first: usize, now: u64) -> usize {
+        let n = self.shards.len();
+        (0..n)
+            .map(|i| self.shards[(first + i) % n].fire_expired(now))
+            .sum()
+    }
+
+    /// Fires every due timer of every shard, from shard 0 on (tests).
+    #[cfg(test)]
+    pub fn fire_expired(&self, now: u64) -> usize {
+        self.fire_expired_from(0, now)
+    }
+
+    /// Fires the due timers of shard `shard` only (a busy worker's own).
+    pub fn fire_expired_in(&self, shard: usize, now: u64) -> usize {
+        self.shards[shard % self.shards.len()].fire_expired(now)
+    }
+
+    /// Cancels a timer that has not fired. Returns false if it already fired.
+    pub fn cancel(&self, handle: &TimerHandle) -> bool {
+        match self.shards.get(handle.shard) {
+            Some(s) => s.cancel(handle),
+            None => false,
+        }
+    }
+
+    /// Drops every timer without running it (end of a run).
+    pub fn clear(&self) {
+        for s in self.shards.iter() {
+            s.clear();
+        }
+    }
+}
+
+impl Shard {
+    fn new() -> Shard {
+        Shard {
             wheel: Mutex::new(Wheel {
                 buckets: BTreeMap::new(),
                 spare: Vec::new(),
@@ -103,9 +206,9 @@ impl Timers {
         }
     }
 
-    /// Adds a timer. Returns its handle and whether it is now the earliest
-    /// deadline (the caller then wakes a thread blocked in the poller).
-    pub fn add(&self, deadline: u64, action: TimerAction) -> (TimerHandle, bool) {
+    /// Adds a timer. Returns its entry and whether it is now the shard's
+    /// earliest deadline.
+    fn add(&self, deadline: u64, action: TimerAction) -> (Arc<Entry>, bool) {
         let entry = Arc::new(Entry {
             action: Mutex::new(Some(action)),
         });
@@ -132,23 +235,13 @@ impl Timers {
             self.next_deadline.store(deadline, Ordering::SeqCst);
         }
         drop(wheel);
-        (TimerHandle { entry }, earliest)
-    }
-
-    /// The earliest deadline, or `NO_DEADLINE`. May be a cancelled timer's.
-    pub fn next_deadline(&self) -> u64 {
-        self.next_deadline.load(Ordering::SeqCst)
-    }
-
-    /// Timers added and neither fired nor cancelled.
-    pub fn pending(&self) -> usize {
-        self.pending.load(Ordering::SeqCst)
+        (entry, earliest)
     }
 
     /// Fires every timer whose deadline is at or before `now`, in deadline
     /// order, running actions outside the lock. Returns how many fired.
-    pub fn fire_expired(&self, now: u64) -> usize {
-        if self.next_deadline() > now {
+    fn fire_expired(&self, now: u64) -> usize {
+        if self.next_deadline.load(Ordering::SeqCst) > now {
             return 0;
         }
         let mut due = Vec::new();
@@ -194,8 +287,7 @@ impl Timers {
         fired
     }
 
-    /// Cancels a timer that has not fired. Returns false if it already fired.
-    pub fn cancel(&self, handle: &TimerHandle) -> bool {
+    fn cancel(&self, handle: &TimerHandle) -> bool {
         let action = handle.entry.action.lock().take();
         let cancelled = action.is_some();
         drop(action);
@@ -205,8 +297,7 @@ impl Timers {
         cancelled
     }
 
-    /// Drops every timer without running it (end of a run).
-    pub fn clear(&self) {
+    fn clear(&self) {
         let buckets = std::mem::take(&mut self.wheel.lock().buckets);
         for item in buckets.into_values().flatten() {
             if item.entry.action.lock().take().is_some() {
@@ -240,6 +331,40 @@ mod tests {
     fn recorder(log: &Arc<Mutex<Vec<u32>>>, v: u32) -> TimerAction {
         let log = log.clone();
         TimerAction::Call(Box::new(move || log.lock().push(v)))
+    }
+
+    #[test]
+    fn shards_fire_their_own_or_all_from_a_given_one() {
+        let t = Timers::sharded(3);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        t.add_in(0, 20, recorder(&log, 20));
+        t.add_in(1, 10, recorder(&log, 10));
+        t.add_in(1, 15, recorder(&log, 15));
+        let (late, _) = t.add_in(2, 12, recorder(&log, 12));
+        // Shard numbers wrap around.
+        t.add_in(5, 11, recorder(&log, 11));
+        assert_eq!(t.pending(), 5);
+        assert_eq!(t.next_deadline(), 10);
+        // A busy worker fires its own shard only.
+        assert_eq!(t.fire_expired_in(1, 100), 2);
+        assert_eq!(*log.lock(), [10, 15]);
+        assert_eq!(t.next_deadline(), 11);
+        assert_eq!(t.pending(), 3);
+        // Cancelling goes to the timer's shard.
+        assert!(t.cancel(&late));
+        assert!(!t.cancel(&late));
+        assert_eq!(t.pending(), 2);
+        // An idle worker fires every shard, its own first; nothing early.
+        assert_eq!(t.fire_expired_from(2, 15), 1);
+        assert_eq!(*log.lock(), [10, 15, 11]);
+        assert_eq!(t.fire_expired_from(2, 100), 1);
+        assert_eq!(*log.lock(), [10, 15, 11, 20]);
+        assert_eq!(t.pending(), 0);
+        assert_eq!(t.next_deadline(), NO_DEADLINE);
+        t.add_in(1, 40, recorder(&log, 40));
+        t.clear();
+        assert_eq!(t.pending(), 0);
+        assert_eq!(t.fire_expired(1000), 0);
     }
 
     #[test]
