@@ -61,8 +61,8 @@ mod codegen;
 mod region;
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
+use std::sync::OnceLock;
 
 use weft_chan::Chan;
 use weft_rt as runtime;
@@ -81,7 +81,7 @@ pub(crate) const THRESHOLD: u32 = 4;
 const FAILED: u32 = u32::MAX;
 /// A header's mark: being compiled by some worker.
 const COMPILING: u32 = u32::MAX - 1;
-/// A header's mark: compiled, region number in the low bits.
+/// A header's mark: compiled (the region is in `Cache::code`).
 const COMPILED: u32 = 1 << 31;
 
 /// Whether the JIT is on for runs configured from the environment:
@@ -106,10 +106,14 @@ pub(crate) enum Entered {
 }
 
 /// The JIT's state of one program: a mark per instruction (the loop
-/// headers' sample counts) and the compiled regions.
+/// headers' sample counts) and, beside it, the region compiled at that
+/// header, set once: entering a compiled loop takes no lock and no
+/// reference count.
 struct Cache {
     marks: Box<[Box<[AtomicU32]>]>,
-    regions: Mutex<Vec<Arc<codegen::Compiled>>>,
+    code: Box<[Box<[OnceLock<codegen::Compiled>]>]>,
+    /// How many regions were compiled.
+    count: AtomicUsize,
 }
 
 impl Cache {
@@ -120,7 +124,12 @@ impl Cache {
                 .iter()
                 .map(|f| f.code.iter().map(|_| AtomicU32::new(0)).collect())
                 .collect(),
-            regions: Mutex::new(Vec::new()),
+            code: prog
+                .funcs
+                .iter()
+                .map(|f| f.code.iter().map(|_| OnceLock::new()).collect())
+                .collect(),
+            count: AtomicUsize::new(0),
         }
     }
 }
@@ -130,7 +139,7 @@ pub(crate) fn compiled(prog: &Program) -> usize {
     prog.jit
         .get()
         .and_then(|c| c.downcast_ref::<Cache>())
-        .map_or(0, |c| c.regions.lock().map_or(0, |r| r.len()))
+        .map_or(0, |c| c.count.load(Relaxed))
 }
 
 /// Called at a back edge to `header` of function `cur` (whose code is
@@ -153,13 +162,16 @@ pub(crate) fn enter(
     let Some(mark) = cache.marks.get(cur as usize).and_then(|m| m.get(header)) else {
         return Entered::No;
     };
+    let Some(code) = cache.code.get(cur as usize).and_then(|c| c.get(header)) else {
+        return Entered::No;
+    };
     let m = mark.load(Relaxed);
     let region = if m == FAILED || m == COMPILING {
         return Entered::No;
     } else if m & COMPILED != 0 {
-        let regions = cache.regions.lock().unwrap_or_else(|e| e.into_inner());
-        match regions.get((m & !COMPILED) as usize) {
-            Some(r) => r.clone(),
+        // Set before the mark (and `get` reads it with Acquire).
+        match code.get() {
+            Some(r) => r,
             None => return Entered::No,
         }
     } else if m + 1 < THRESHOLD {
@@ -173,18 +185,17 @@ pub(crate) fn enter(
         {
             return Entered::No;
         }
-        let Some(r) =
-            region::plan(f, header).and_then(|p| codegen::compile(p, &HELPERS).map(Arc::new))
-        else {
+        let Some(r) = region::plan(f, header).and_then(|p| codegen::compile(p, &HELPERS)) else {
             mark.store(FAILED, Relaxed);
             return Entered::No;
         };
-        let mut regions = cache.regions.lock().unwrap_or_else(|e| e.into_inner());
-        mark.store(COMPILED | regions.len() as u32, Relaxed);
-        regions.push(r.clone());
+        // Only this worker sets it (it won the mark), once.
+        let r = code.get_or_init(|| r);
+        cache.count.fetch_add(1, Relaxed);
+        mark.store(COMPILED, Relaxed);
         r
     };
-    run(&region, fs, budget)
+    run(region, fs, budget)
 }
 
 /// Runs a compiled region from its header on the frame `fs`.
