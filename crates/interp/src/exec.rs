@@ -643,7 +643,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Group { n, rings, out } => rare!(group(sh.mem, fs, f, at, *n, *rings, *out)),
             Instr::World { out } => rare!(world(sh, fs, f, at, *out)),
             Instr::CommInfo { comm, size, out } => rare!(comm_info(fs, f, at, *comm, *size, *out)),
-            Instr::Collective(c) => break 'run collective(fs, f, at, c),
+            Instr::Collective(c) => rare!(collective(fs, f, at, c)),
             Instr::Lib { op, ins, out } => rare!(lib(sh, fs, f, at, *op, ins, *out)),
             Instr::MakeList { n, zero, out } => {
                 let n = tri!(ops::as_int(&s!(*n)));
@@ -1448,12 +1448,38 @@ fn comm_info(
 /// with the op's location, then leaves `step` for `run_task` to wait for
 /// the group (the value is cloned: a list or tensor shares its storage).
 #[inline(never)]
-fn collective(fs: &[Value], f: &Func, at: usize, c: &CollInstr) -> Wait {
+fn collective(fs: &mut [Value], f: &Func, at: usize, c: &CollInstr) -> ControlFlow<Wait> {
     let comm = match &fs[c.comm as usize] {
-        Value::Comm(Some(m)) => (**m).clone(),
-        Value::Comm(None) => return fail(f, at, RuntimeError::NilComm),
-        other => return fail(f, at, kind_error("comm", other)),
+        Value::Comm(Some(m)) => m,
+        Value::Comm(None) => return Break(fail(f, at, RuntimeError::NilComm)),
+        other => return Break(fail(f, at, kind_error("comm", other))),
     };
+    // A reduction over a group of one member is its value (MPI's
+    // `MPI_Allreduce` on one rank): no engine call, no copy. Scalars and
+    // host tensors only; the member of a world of one process still goes
+    // to the world (it may be a rank of `mpirun`'s job that must agree).
+    if let (CollOp::AllReduce(_), CommVal::Group(m), Some(x)) = (c.op, &**comm, c.x) {
+        if m.size() == 1 {
+            let v = match &fs[x as usize] {
+                Value::Int(n) => Some(Value::Int(*n)),
+                Value::Float(v) => Some(Value::Float(*v)),
+                Value::Tensor(t) if t.is_host() => Some(Value::Tensor(t.clone())),
+                _ => None,
+            };
+            if let Some(v) = v {
+                if let Some(o) = c.out {
+                    fs[o as usize] = v;
+                }
+                return Continue(());
+            }
+        }
+    }
+    Break(collective_wait(fs, f, at, c, (**comm).clone()))
+}
+
+/// A collective that goes to its group's engine or to the world: the
+/// `Wait` that `run_task` completes.
+fn collective_wait(fs: &[Value], f: &Func, at: usize, c: &CollInstr, comm: CommVal) -> Wait {
     let op = match c.op {
         CollOp::AllReduce(r) => Op::AllReduce(r),
         CollOp::AllGather => Op::AllGather,

@@ -78,7 +78,11 @@ pub(crate) fn run_worker(ctx: &Ctx) {
                 }
                 run_task(ctx, task);
             }
-            None => park(ctx, &mut searching),
+            None => {
+                if !spin_for_work(ctx) {
+                    park(ctx, &mut searching);
+                }
+            }
         }
     }
     // Shutdown step 4, this worker's part: drop the futures of the tasks
@@ -146,6 +150,36 @@ fn steal_other(ctx: &Ctx) -> Option<Arc<Task>> {
         }
     }
     None
+}
+
+/// How long an idle worker keeps looking for work before it parks, when
+/// the run has other workers (Go's spinning M; see docs/runtime.md, "Idle
+/// workers spin briefly").
+const SPIN: std::time::Duration = std::time::Duration::from_micros(SPIN_US);
+const SPIN_US: u64 = 50;
+
+/// Spins for up to `SPIN` until a queue holds a task (true) or the run
+/// shuts down (true: the loop then ends), else returns false and the
+/// caller parks. Only with more than one worker: a lone worker's work can
+/// only come from outside the run, through the injector and a wake-up,
+/// and one-worker schedules stay independent of time.
+fn spin_for_work(ctx: &Ctx) -> bool {
+    let shared = &ctx.shared;
+    if shared.workers <= 1 {
+        return false;
+    }
+    let start = std::time::Instant::now();
+    loop {
+        for _ in 0..32 {
+            std::hint::spin_loop();
+        }
+        if shared.has_queued_work() || shared.is_shutdown() {
+            return true;
+        }
+        if start.elapsed() >= SPIN {
+            return false;
+        }
+    }
 }
 
 /// Park protocol steps P1-P5 of `idle.rs`.
