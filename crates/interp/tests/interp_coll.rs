@@ -320,6 +320,32 @@ func main() {
     }
 }
 
+#[test]
+fn a_group_of_one_reduces_to_its_own_values() {
+    // The all-reduces take the one-member shortcut (no engine call); the
+    // broadcast, gather and barrier go through the engine; both agree.
+    let src = "func main() {
+	c := group(1)[0]
+	x := tensor_from([]float{1, 2, 3, 4}, []int{2, 2})
+	for i := 0; i < 3; i++ {
+		x = allreduce_sum(c, x) * 2.0
+	}
+	m := allreduce_max(c, -7)
+	p := allreduce_prod(c, 2.5)
+	n := allreduce_min(c, 9223372036854775807)
+	b := broadcast(c, 4, 0)
+	g := allgather(c, 3)
+	barrier(c)
+	print(get(x, 1, 1), shape(x), m, p, n, b, g)
+}
+";
+    for workers in [1, 2] {
+        let (out, stderr, code) = run(src, workers, 0, &[]);
+        assert_eq!((stderr.as_str(), code), ("", 0));
+        assert_eq!(out, "32.0 [2 2] -7 2.5 9223372036854775807 4 [3]\n");
+    }
+}
+
 /// N members each reduce floats (which do not associate, so the order of
 /// the additions shows), tensors and ints `rounds` times, yielding at
 /// random points (the schedule changes with the seed); rank 0 prints what
