@@ -30,6 +30,9 @@ pub use io::{IoRegistry, IoSource};
 pub use timer::{TimerAction, TimerHandle, Timers, NO_DEADLINE};
 
 const WAKER_TOKEN: Token = Token(usize::MAX);
+/// How late another worker's timers may be before a busy worker fires
+/// them (ns): far more than a busy owner takes to reach its next check.
+pub const OVERDUE: u64 = 500_000;
 /// `sleeping_until` when no thread waits in the poller.
 const NOT_SLEEPING: u64 = 0;
 
@@ -186,10 +189,17 @@ impl Driver {
         self.timers.fire_expired_from(first, self.time())
     }
 
-    /// Fires the due timers of worker `shard`'s own shard: what a busy
-    /// worker does now and then.
+    /// Fires the due timers of worker `shard`'s own shard, and those of
+    /// other shards that are [`OVERDUE`] late: what a busy worker does now
+    /// and then. The owner of a shard fires it well within the grace while
+    /// it runs; one that sleeps on its condition variable, while another
+    /// worker that never parks holds no poller, fires nothing.
     pub fn fire_own_timers(&self, shard: usize) -> usize {
-        self.timers.fire_expired_in(shard, self.time())
+        if self.timers.next_deadline() == NO_DEADLINE {
+            return 0;
+        }
+        let now = self.time();
+        self.timers.fire_expired_in(shard, now) + self.timers.fire_overdue(shard, now, OVERDUE)
     }
 
     /// Polls for I/O without blocking, if no other thread holds the poller
