@@ -83,7 +83,7 @@ impl<T, V> WaitQueue<T, V> {
     }
 
     /// The oldest entry, taken out.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop_front(&mut self) -> Option<Waiter<T, V>> {
         while let Some(e) = self.q.pop_front() {
             match e.w {

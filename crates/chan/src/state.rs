@@ -70,7 +70,7 @@ pub(crate) enum RecvStep<T> {
 }
 
 /// Pops the first entry whose party this call wins (invariant 4).
-#[inline]
+#[inline(always)]
 fn pop_live<T, V>(q: &mut WaitQueue<T, V>) -> Option<Waiter<T, V>> {
     while let Some(w) = q.pop_front() {
         if w.choose() {

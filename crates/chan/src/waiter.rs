@@ -337,7 +337,7 @@ impl<T> CxRef<T> {
 }
 
 /// Takes a context for a new wait from `slot` (a new one without a slot).
-#[inline]
+#[inline(always)]
 pub(crate) fn context_in<T>(slot: &mut Option<&mut WaitSlot<T>>, waker: &Waker) -> Owned<T> {
     let Some(s) = slot else {
         return Owned::new(waker);
