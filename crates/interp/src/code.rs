@@ -130,13 +130,13 @@ pub struct Program {
     pub entry: FuncId,
     /// The loop JIT's state for this program (`jit/`: the loop headers'
     /// sample counts and the compiled regions), made on first use and
-    /// shared by every run of the program. Opaque here, so that the
-    /// instruction set imports nothing from the JIT.
+    /// shared by every run of the program. Opaque outside the crate.
     pub jit: JitState,
 }
 
 /// See `Program::jit`.
-pub type JitState = std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>;
+#[derive(Default)]
+pub struct JitState(pub(crate) std::sync::OnceLock<super::jit::Cache>);
 
 impl Program {
     /// The function named `name` (a top-level function, not a go block).

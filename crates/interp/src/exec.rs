@@ -131,8 +131,12 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
         // JIT").
         macro_rules! hot {
             ($top:expr) => {
-                if budget.is_multiple_of(LIFO_CHECK) && sh.jit {
-                    match jit::enter(prog, *cur, f, $top, fs, budget) {
+                let sample = budget.is_multiple_of(LIFO_CHECK);
+                if sh.jit
+                    && (sample
+                        || (*budget == BUDGET - 1 && jit::is_compiled(prog, *cur, $top as usize)))
+                {
+                    match jit::enter(prog, *cur, f, $top, fs, budget, sample) {
                         jit::Entered::No => {}
                         jit::Entered::At(p) => {
                             pc = p;

@@ -47,6 +47,10 @@ const SPENT: i64 = 1 << 32;
 /// channel's (the program counter is the receive's): a helper's result too.
 pub(super) const ODD: i64 = 1 << 33;
 
+/// The `early` score of a new region, and its ceiling.
+pub(super) const EARLY_START: u32 = 2;
+pub(super) const EARLY_MAX: u32 = 4;
+
 /// The compiled code's signature.
 type Entry = unsafe extern "C" fn(*mut i64, *mut i64, i64) -> i64;
 
@@ -75,6 +79,11 @@ pub(crate) struct Status {
 /// A compiled region: its plan and its code.
 pub(crate) struct Compiled {
     pub plan: Plan,
+    /// Whether entering at a time slice's first back edge pays (`mod.rs`,
+    /// `enter`): up by one for each such entry that ran an iteration or
+    /// more, down by one for each that left before its first back edge,
+    /// between 0 (no such entries) and `EARLY_MAX`.
+    pub early: std::sync::atomic::AtomicU32,
     entry: Entry,
     /// Owns the memory `entry` points into; freed when this is dropped.
     _code: Code,
@@ -177,6 +186,7 @@ pub(super) fn compile(plan: Plan, helpers: &Helpers) -> Option<Compiled> {
     let entry = unsafe { std::mem::transmute::<*const u8, Entry>(p) };
     Some(Compiled {
         plan,
+        early: std::sync::atomic::AtomicU32::new(EARLY_START),
         entry,
         _code: Code(ManuallyDrop::new(module)),
     })

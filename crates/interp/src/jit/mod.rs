@@ -3,7 +3,10 @@
 //!
 //! At a loop's back edge the dispatch loop (`exec.rs`) calls [`enter`]
 //! every `LIFO_CHECK` units of the preemption budget, with the loop's
-//! header: a sample of where the task spends its time. A header sampled
+//! header: a sample of where the task spends its time. It also calls it
+//! at the first back edge of a time slice (the task just parked) when the
+//! header is compiled ([`is_compiled`]); such an entry runs the region
+//! only while entries of that kind pay (`early`). A header sampled
 //! [`THRESHOLD`] times is compiled once as a *region* (`region.rs`: the
 //! instructions from the header to its last back edge) if every
 //! instruction in it is in the supported set, integer and bool arithmetic,
@@ -109,7 +112,7 @@ pub(crate) enum Entered {
 /// headers' sample counts) and, beside it, the region compiled at that
 /// header, set once: entering a compiled loop takes no lock and no
 /// reference count.
-struct Cache {
+pub(crate) struct Cache {
     marks: Box<[Box<[AtomicU32]>]>,
     code: Box<[Box<[OnceLock<codegen::Compiled>]>]>,
     /// How many regions were compiled.
@@ -136,16 +139,27 @@ impl Cache {
 
 /// How many regions of `prog` have been compiled.
 pub(crate) fn compiled(prog: &Program) -> usize {
+    prog.jit.0.get().map_or(0, |c| c.count.load(Relaxed))
+}
+
+/// Whether the loop at `header` of function `cur` runs compiled: the test
+/// `exec.rs` makes inline before an entry at a time slice's first back
+/// edge, so that tasks whose loops are not compiled pay no call.
+#[inline(always)]
+pub(crate) fn is_compiled(prog: &Program, cur: FuncId, header: usize) -> bool {
     prog.jit
+        .0
         .get()
-        .and_then(|c| c.downcast_ref::<Cache>())
-        .map_or(0, |c| c.count.load(Relaxed))
+        .and_then(|c| c.marks.get(cur as usize)?.get(header))
+        .is_some_and(|m| m.load(Relaxed) == COMPILED)
 }
 
 /// Called at a back edge to `header` of function `cur` (whose code is
 /// `f`) when the budget just reached a multiple of `LIFO_CHECK` and the
-/// task does not yield: counts the sample, compiles the loop when it is
-/// hot, and runs it compiled when it is. `fs` is the frame.
+/// task does not yield (`sample`): counts the sample, compiles the loop
+/// when it is hot, and runs it compiled when it is; or, not `sample`, at
+/// the first back edge of a time slice of a loop that is compiled: runs
+/// it if such entries pay (`early`). `fs` is the frame.
 #[inline(never)]
 pub(crate) fn enter(
     prog: &Program,
@@ -154,11 +168,9 @@ pub(crate) fn enter(
     header: usize,
     fs: &mut [Value],
     budget: &mut u32,
+    sample: bool,
 ) -> Entered {
-    let cache = prog.jit.get_or_init(|| Box::new(Cache::new(prog)));
-    let Some(cache) = cache.downcast_ref::<Cache>() else {
-        return Entered::No;
-    };
+    let cache = prog.jit.0.get_or_init(|| Cache::new(prog));
     let Some(mark) = cache.marks.get(cur as usize).and_then(|m| m.get(header)) else {
         return Entered::No;
     };
@@ -170,10 +182,15 @@ pub(crate) fn enter(
         return Entered::No;
     } else if m & COMPILED != 0 {
         // Set before the mark (and `get` reads it with Acquire).
-        match code.get() {
-            Some(r) => r,
-            None => return Entered::No,
+        let Some(r) = code.get() else {
+            return Entered::No;
+        };
+        if !sample {
+            return early(r, fs, budget);
         }
+        r
+    } else if !sample {
+        return Entered::No;
     } else if m + 1 < THRESHOLD {
         mark.store(m + 1, Relaxed);
         return Entered::No;
@@ -196,6 +213,30 @@ pub(crate) fn enter(
         r
     };
     run(region, fs, budget)
+}
+
+/// An entry at the first back edge of a time slice (the task parked just
+/// before): runs the region if such entries have paid for it, and scores
+/// this one. A loop whose task parks every iteration or two would leave
+/// at once, having cost the entry and a second try of the operation that
+/// parks (`pingpong`: +5% instructions when entered every slice), while
+/// one over a buffered channel runs tens of iterations compiled instead
+/// of interpreting up to the next sample (`workerpool`, `mpmc`: -11%).
+fn early(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
+    let score = r.early.load(Relaxed);
+    if score == 0 {
+        return Entered::No;
+    }
+    let before = *budget;
+    let out = run(r, fs, budget);
+    let paid = !matches!(out, Entered::At(_) | Entered::No) || *budget != before;
+    // Written only when it changes: tasks on other workers read it.
+    if paid && score < codegen::EARLY_MAX {
+        r.early.store(score + 1, Relaxed);
+    } else if !paid {
+        r.early.store(score - 1, Relaxed);
+    }
+    out
 }
 
 /// Runs a compiled region from its header on the frame `fs`.
