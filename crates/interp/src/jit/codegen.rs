@@ -12,7 +12,7 @@
 //! the interpreter runs it and fails as it always does), or a channel
 //! operation that would wait (the interpreter runs it and parks).
 //!
-//! A channel operation is a call of one of `mod.rs`'s helpers (`Helpers`),
+//! A channel operation is a call of one of `mod.rs`'s helpers,
 //! the channel's address in its slot: a send returns 0 when it completed;
 //! a receive returns 0 with the value at the address it was given, or
 //! [`ODD`] when it took a value that is not what the channel's type says
@@ -56,15 +56,7 @@ type Entry = unsafe extern "C" fn(*mut i64, *mut i64, i64) -> i64;
 
 /// A channel helper: the channel's address, then the value to send or the
 /// address to receive into.
-pub(super) type Helper = extern "C" fn(i64, i64) -> i64;
-
-/// The helpers a region's channel operations call.
-pub(super) struct Helpers {
-    pub send_int: Helper,
-    pub send_bool: Helper,
-    pub recv_int: Helper,
-    pub recv_bool: Helper,
-}
+type Helper = extern "C" fn(i64, i64) -> i64;
 
 /// How a run of a region's code ended.
 pub(crate) struct Status {
@@ -158,7 +150,7 @@ fn isa() -> Option<OwnedTargetIsa> {
 
 /// Compiles a region; `None` if Cranelift cannot (no backend for the
 /// host, or an error of ours that its verifier catches).
-pub(super) fn compile(plan: Plan, helpers: &Helpers) -> Option<Compiled> {
+pub(super) fn compile(plan: Plan) -> Option<Compiled> {
     let isa = isa()?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let ptr = module.target_config().pointer_type();
@@ -168,11 +160,7 @@ pub(super) fn compile(plan: Plan, helpers: &Helpers) -> Option<Compiled> {
         .extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(I64)]);
     sig.returns.push(AbiParam::new(I64));
     let mut fctx = FunctionBuilderContext::new();
-    Gen::build(
-        FunctionBuilder::new(&mut ctx.func, &mut fctx),
-        &plan,
-        helpers,
-    );
+    Gen::build(FunctionBuilder::new(&mut ctx.func, &mut fctx), &plan);
     let id = module
         .declare_anonymous_function(&ctx.func.signature)
         .ok()?;
@@ -209,7 +197,6 @@ struct Gen<'a> {
     exits: HashMap<i64, Block>,
     /// Whether the current block still needs a terminator.
     open: bool,
-    helpers: &'a Helpers,
     /// A helper's signature, imported on first use.
     helper_sig: Option<SigRef>,
     /// The stack slot a receive's helper writes the value to, made on
@@ -217,8 +204,8 @@ struct Gen<'a> {
     recv_at: Option<cranelift_codegen::ir::StackSlot>,
 }
 
-impl<'a> Gen<'a> {
-    fn build(mut b: FunctionBuilder<'a>, plan: &Plan, helpers: &'a Helpers) {
+impl Gen<'_> {
+    fn build(mut b: FunctionBuilder<'_>, plan: &Plan) {
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
         b.switch_to_block(start);
@@ -286,7 +273,6 @@ impl<'a> Gen<'a> {
             blocks,
             exits: HashMap::new(),
             open: true,
-            helpers,
             helper_sig: None,
             recv_at: None,
         };
@@ -459,18 +445,18 @@ impl<'a> Gen<'a> {
                 self.branch(pc, c, to);
             }
             Op::Send { ch, v, elem } => {
-                let h = match elem {
-                    Scalar::Int => self.helpers.send_int,
-                    Scalar::Bool => self.helpers.send_bool,
+                let h: Helper = match elem {
+                    Scalar::Int => super::send_int,
+                    Scalar::Bool => super::send_bool,
                 };
                 let (ch, v) = (self.get(ch), self.get(v));
                 let r = self.call_helper(h, ch, v);
                 self.exit_if(r, pc);
             }
             Op::Recv { ch, out, ok, elem } => {
-                let h = match elem {
-                    Scalar::Int => self.helpers.recv_int,
-                    Scalar::Bool => self.helpers.recv_bool,
+                let h: Helper = match elem {
+                    Scalar::Int => super::recv_int,
+                    Scalar::Bool => super::recv_bool,
                 };
                 let at = match self.recv_at {
                     Some(s) => s,

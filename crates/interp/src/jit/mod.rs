@@ -84,7 +84,7 @@ pub(crate) const THRESHOLD: u32 = 4;
 const FAILED: u32 = u32::MAX;
 /// A header's mark: being compiled by some worker.
 const COMPILING: u32 = u32::MAX - 1;
-/// A header's mark: compiled (the region is in `Cache::code`).
+/// A header's mark: compiled (the region is in its `Header::code`).
 const COMPILED: u32 = 1 << 31;
 
 /// Whether the JIT is on for runs configured from the environment:
@@ -108,32 +108,43 @@ pub(crate) enum Entered {
     Odd(usize, Value),
 }
 
-/// The JIT's state of one program: a mark per instruction (the loop
-/// headers' sample counts) and, beside it, the region compiled at that
-/// header, set once: entering a compiled loop takes no lock and no
-/// reference count.
+/// The JIT's state of one program: per instruction, the mark of a loop
+/// header (its sample count) and, beside it, the region compiled there,
+/// set once: entering a compiled loop takes no lock and no reference count.
 pub(crate) struct Cache {
-    marks: Box<[Box<[AtomicU32]>]>,
-    code: Box<[Box<[OnceLock<codegen::Compiled>]>]>,
+    headers: Box<[Box<[Header]>]>,
     /// How many regions were compiled.
     count: AtomicUsize,
+}
+
+/// What the JIT keeps for one instruction (a loop header if sampled).
+struct Header {
+    mark: AtomicU32,
+    code: OnceLock<codegen::Compiled>,
 }
 
 impl Cache {
     fn new(prog: &Program) -> Cache {
         Cache {
-            marks: prog
+            headers: prog
                 .funcs
                 .iter()
-                .map(|f| f.code.iter().map(|_| AtomicU32::new(0)).collect())
-                .collect(),
-            code: prog
-                .funcs
-                .iter()
-                .map(|f| f.code.iter().map(|_| OnceLock::new()).collect())
+                .map(|f| {
+                    f.code
+                        .iter()
+                        .map(|_| Header {
+                            mark: AtomicU32::new(0),
+                            code: OnceLock::new(),
+                        })
+                        .collect()
+                })
                 .collect(),
             count: AtomicUsize::new(0),
         }
+    }
+
+    fn header(&self, cur: FuncId, header: usize) -> Option<&Header> {
+        self.headers.get(cur as usize)?.get(header)
     }
 }
 
@@ -150,8 +161,8 @@ pub(crate) fn is_compiled(prog: &Program, cur: FuncId, header: usize) -> bool {
     prog.jit
         .0
         .get()
-        .and_then(|c| c.marks.get(cur as usize)?.get(header))
-        .is_some_and(|m| m.load(Relaxed) == COMPILED)
+        .and_then(|c| c.header(cur, header))
+        .is_some_and(|h| h.mark.load(Relaxed) == COMPILED)
 }
 
 /// Called at a back edge to `header` of function `cur` (whose code is
@@ -171,10 +182,7 @@ pub(crate) fn enter(
     sample: bool,
 ) -> Entered {
     let cache = prog.jit.0.get_or_init(|| Cache::new(prog));
-    let Some(mark) = cache.marks.get(cur as usize).and_then(|m| m.get(header)) else {
-        return Entered::No;
-    };
-    let Some(code) = cache.code.get(cur as usize).and_then(|c| c.get(header)) else {
+    let Some(Header { mark, code }) = cache.header(cur, header) else {
         return Entered::No;
     };
     let m = mark.load(Relaxed);
@@ -202,7 +210,7 @@ pub(crate) fn enter(
         {
             return Entered::No;
         }
-        let Some(r) = region::plan(f, header).and_then(|p| codegen::compile(p, &HELPERS)) else {
+        let Some(r) = region::plan(f, header).and_then(codegen::compile) else {
             mark.store(FAILED, Relaxed);
             return Entered::No;
         };
@@ -304,14 +312,6 @@ thread_local! {
     /// until the driver hands it to the interpreter.
     static ODD_VALUE: Cell<Option<Value>> = const { Cell::new(None) };
 }
-
-/// The helpers the compiled channel operations call.
-static HELPERS: codegen::Helpers = codegen::Helpers {
-    send_int,
-    send_bool,
-    recv_int,
-    recv_bool,
-};
 
 /// The channel a helper was given.
 ///
