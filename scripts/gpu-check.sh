@@ -34,8 +34,13 @@
 #              steps report "skipped") and writes the report to a
 #              temporary file instead of docs/gpu.md, to test this script.
 # Env: EPOCHS (default 40); WEFT_CPU / WEFT_GPU (use these binaries
-#      instead of building); WEFT_NVRTC_DIR (see scripts/nvrtc-check.sh).
+#      instead of building); WEFT_NVRTC_DIR (see scripts/nvrtc-check.sh);
+#      WEFT_GPU_BUNDLE (a directory made by scripts/gpu-bundle.sh: its
+#      prebuilt binaries and test executables stand in for every cargo
+#      command, for a GPU machine without a Rust toolchain).
 set -euo pipefail
+# The bundle's path, made absolute before the cd below.
+bundle=${WEFT_GPU_BUNDLE:+$(realpath "$WEFT_GPU_BUNDLE")}
 cd "$(dirname "$0")/.."
 
 dry=0
@@ -116,6 +121,24 @@ field() { awk -v p="$2" -v n="$3" 'index($0, p) == 1 { print $n; exit }' "$1"; }
 weft_cpu=${WEFT_CPU:-}
 weft_gpu=${WEFT_GPU:-}
 build() {
+	if [[ -n $bundle ]]; then
+		local want
+		want=$(git rev-parse HEAD 2>/dev/null || echo "not a git checkout")
+		if [[ ! -x $bundle/weft-gpu || ! -d $bundle/tests ]]; then
+			echo "gpu-check: $bundle is not a bundle of scripts/gpu-bundle.sh" >&2
+			exit 2
+		fi
+		if [[ $(cat "$bundle/commit" 2>/dev/null) != "$want" ]]; then
+			echo "gpu-check: warning: $bundle was built from $(cat "$bundle/commit" 2>/dev/null || echo "an unknown commit"), this checkout is $want" >&2
+		fi
+		echo "gpu-check: the prebuilt binaries of $bundle"
+		weft_cpu=${weft_cpu:-$bundle/weft-cpu}
+		weft_gpu=${weft_gpu:-$bundle/weft-gpu}
+		if [[ $dry == 1 ]]; then
+			weft_gpu=$weft_cpu
+		fi
+		return
+	fi
 	if [[ -z $weft_cpu ]]; then
 		echo "gpu-check: building weft (release, CPU only)"
 		cargo build --release --quiet -p weft
@@ -139,13 +162,25 @@ build() {
 # Adds the directories of the CUDA 13 libraries the backend loads besides
 # the driver (cuBLAS, NVRTC) to LD_LIBRARY_PATH, when scripts/nvrtc-check.sh
 # installed them from their wheels (it does not export them to us).
+# Also looks in the CUDA toolkit (/usr/local/cuda*) and in Python's
+# site-packages (the nvidia-cublas and nvidia-cuda-nvrtc wheels that
+# PyTorch brings), so that a machine with either needs no download.
 cuda_lib_path() {
-	local dir=${WEFT_NVRTC_DIR:-$HOME/.cache/weft-nvrtc} lib so
+	local dirs=("${WEFT_NVRTC_DIR:-$HOME/.cache/weft-nvrtc}") lib so d
+	if command -v python3 >/dev/null 2>&1; then
+		while read -r d; do
+			dirs+=("$d/nvidia")
+		done < <(python3 -c 'import site, sys; print(*site.getsitepackages(), sep="\n")' 2>/dev/null || true)
+	fi
+	dirs+=(/usr/local/cuda*/)
 	for so in libnvrtc.so.13 libcublas.so.13; do
-		lib=$(find "$dir" -name "$so" -print -quit 2>/dev/null || true)
-		if [[ -n $lib ]]; then
-			LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-		fi
+		for d in "${dirs[@]}"; do
+			lib=$(find -L "$d" -name "$so" -print -quit 2>/dev/null || true)
+			if [[ -n $lib ]]; then
+				LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+				break
+			fi
+		done
 	done
 	export LD_LIBRARY_PATH
 }
@@ -160,9 +195,28 @@ cuda_libs_load() {
 # installing: the CUDA unit tests, the NVRTC compile, then tensor_gpu; a
 # test that printed that it skipped fails here.
 gpu_test_commands() {
+	if [[ -n $bundle ]]; then
+		(cd crates/tensor && "$bundle/tests/lib" device::cuda &&
+			"$bundle/tests/cuda_kernels_compile" --nocapture &&
+			"$bundle/tests/tensor_gpu" --nocapture --test-threads 1)
+		return
+	fi
 	cargo test -p weft-tensor --features cuda --lib device::cuda &&
 		cargo test -p weft-tensor --features cuda --test cuda_kernels_compile -- --nocapture &&
 		cargo test -p weft-tensor --features cuda --test tensor_gpu -- --nocapture --test-threads 1
+}
+
+# The whole weft-tensor suite with the feature (release), one test at a time.
+tensor_suite() {
+	if [[ -n $bundle ]]; then
+		local t
+		for t in "$bundle"/tests/*; do
+			echo "gpu-check: $t"
+			(cd crates/tensor && "$t" --test-threads 1) || return 1
+		done
+		return
+	fi
+	cargo test --release -p weft-tensor --features cuda -- --test-threads 1
 }
 
 gpu_tests() {
@@ -171,7 +225,10 @@ gpu_tests() {
 		return
 	fi
 	local how ok=1
-	if cuda_libs_load; then
+	if ! cuda_libs_load; then
+		cuda_lib_path
+	fi
+	if cuda_libs_load || [[ -n $bundle ]]; then
 		how="tensor_gpu, cuda_kernels_compile, device::cuda"
 		echo "gpu-check: the GPU tests ($how)"
 		gpu_test_commands >"$tmp/gpu-tests.log" 2>&1 || ok=0
@@ -198,7 +255,7 @@ gpu_tests() {
 		row "GPU tests ($how)" "failed or skipped" "FAIL"
 	fi
 	echo "gpu-check: the weft-tensor tests with --features cuda"
-	if cargo test --release -p weft-tensor --features cuda -- --test-threads 1 >"$tmp/tensor.log" 2>&1; then
+	if tensor_suite >"$tmp/tensor.log" 2>&1; then
 		local p
 		p=$(awk '/^test result: ok/ { s += $4 } END { print s + 0 }' "$tmp/tensor.log")
 		row "weft-tensor tests, --features cuda" "$p passed" "ok"
@@ -381,7 +438,11 @@ bandwidth() {
 	if [[ $dry == 1 ]]; then
 		build=()
 	fi
-	if ! cargo run --quiet "${build[@]}" -p weft-tensor --example upload_bandwidth -- 64 20 >"$tmp/bw" 2>&1; then
+	local cmd=(cargo run --quiet "${build[@]}" -p weft-tensor --example upload_bandwidth --)
+	if [[ -n $bundle ]]; then
+		cmd=("$bundle/upload_bandwidth")
+	fi
+	if ! "${cmd[@]}" 64 20 >"$tmp/bw" 2>&1; then
 		cat "$tmp/bw" >&2
 		fail "the upload bandwidth example failed"
 		row "upload bandwidth" "failed" "FAIL"
@@ -468,7 +529,12 @@ summary() {
 # The figures section of docs/gpu.md, in markdown.
 figures() {
 	local commit
-	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+	commit=$(git rev-parse --short HEAD 2>/dev/null || true)
+	if [[ -z $commit && -n $bundle ]]; then
+		# A copy of the tree without its .git: the bundle's commit.
+		commit="$(cut -c1-7 "$bundle/commit" 2>/dev/null || echo unknown) (the bundle's)"
+	fi
+	commit=${commit:-unknown}
 	if [[ -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]]; then
 		commit+=" (with uncommitted changes)"
 	fi
@@ -498,6 +564,10 @@ figures() {
 	echo
 	echo "The commands (what the script ran):"
 	echo
+	if [[ -n $bundle ]]; then
+		echo "The binaries and test executables were built beforehand by \`scripts/gpu-bundle.sh\` (the same cargo commands, release) and run from \`WEFT_GPU_BUNDLE\`."
+		echo
+	fi
 	echo '```'
 	echo "cargo build --release -p weft                   # the CPU binary"
 	echo "cargo build --release -p weft --features cuda   # the GPU binary"
