@@ -540,6 +540,9 @@ figures() {
 	fi
 	echo "## Figures"
 	echo
+	if [[ -n $bundle && -f $bundle/commit ]]; then
+		commit+="; binaries built from $(cut -c1-7 "$bundle/commit") by scripts/gpu-bundle.sh"
+	fi
 	echo "Measured by \`scripts/gpu-check.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit:"
 	echo "$gpu_name (GPU 0 of $ngpu), driver $driver, CUDA $cuda (as nvidia-smi reports it); $(nproc) CPUs."
 	echo "$epochs epochs, seed 1, $([[ $dry == 1 ]] && echo "a dry run on the CPU" || echo "release builds"). Result: $([[ $failures == 0 ]] && echo "every check passed" || echo "**$failures check(s) failed**")."
