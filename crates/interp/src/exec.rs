@@ -1459,15 +1459,18 @@ fn collective(fs: &mut [Value], f: &Func, at: usize, c: &CollInstr) -> ControlFl
         other => return Break(fail(f, at, kind_error("comm", other))),
     };
     // A reduction over a group of one member is its value (MPI's
-    // `MPI_Allreduce` on one rank): no engine call, no copy. Scalars and
-    // host tensors only; the member of a world of one process still goes
-    // to the world (it may be a rank of `mpirun`'s job that must agree).
+    // `MPI_Allreduce` on one rank): no engine call, no copy. A tensor on a
+    // device stays there, as the result of a larger group would, without
+    // the trip through the host a larger group takes (its kernels wait for
+    // it on the device, like any tensor's). The member of a world of one
+    // process still goes to the world (it may be a rank of `mpirun`'s job
+    // that must agree).
     if let (CollOp::AllReduce(_), CommVal::Group(m), Some(x)) = (c.op, &**comm, c.x) {
         if m.size() == 1 {
             let v = match &fs[x as usize] {
                 Value::Int(n) => Some(Value::Int(*n)),
                 Value::Float(v) => Some(Value::Float(*v)),
-                Value::Tensor(t) if t.is_host() => Some(Value::Tensor(t.clone())),
+                Value::Tensor(t) => Some(Value::Tensor(t.clone())),
                 _ => None,
             };
             if let Some(v) = v {

@@ -11,11 +11,11 @@
 //! (docs/language.md, "Placement"): `to(t)` copies to the task's device,
 //! the creating builtins make their tensor there, and the host fallbacks
 //! `call_placed` reports are drawn in the trace. `call` runs cheap kernels
-//! inline and long ones on the compute
-//! pool (the cost comes from `tensor::kernel_cost`, which sends every
-//! kernel with a device operand to the pool), so a long matmul parks only
-//! its task, never a worker; the caller (`task.rs`) holds
-//! `runtime::external_wait` meanwhile.
+//! inline and long ones on the compute pool (the cost comes from
+//! `builtins::cost`: every kernel with a device operand goes to the pool,
+//! except the launches of `builtins::LAUNCHES` on a GPU, which only queue
+//! work), so a long matmul parks only its task, never a worker; the caller
+//! (`task.rs`) holds `runtime::external_wait` meanwhile.
 //!
 //! Readiness (issue 7): an op whose operands are on its own device does not
 //! wait for them on the host, because the device orders its own stream. The

@@ -83,6 +83,34 @@ builtins! {
     LoadCsv = "load_csv", LoadNpy = "load_npy", SaveNpy = "save_npy", Values = "values",
 }
 
+/// The builtins that, on tensors all on a device whose kernels only queue
+/// work (`Device::launches_async`: a GPU), are a kernel launch and nothing
+/// more: they neither bring values back nor wait for the device, so they
+/// run inline on the task's worker whatever the tensors' sizes. Sending
+/// each to the compute pool cost two thread hand-offs per operation, which
+/// on a GPU took 30 times the work (docs/gpu.md). `sum`, `mean`,
+/// `argmax_rows`, `get`, `values` and `to` wait for results and stay on
+/// the pool.
+pub const LAUNCHES: &[Builtin] = &[
+    Builtin::Add,
+    Builtin::Sub,
+    Builtin::Mul,
+    Builtin::Div,
+    Builtin::Neg,
+    Builtin::Relu,
+    Builtin::ReluMask,
+    Builtin::Exp,
+    Builtin::Log,
+    Builtin::Softmax,
+    Builtin::Matmul,
+    Builtin::Transpose,
+    Builtin::SumRows,
+];
+
+/// The cost of a launch on a device that only queues work: below
+/// `INLINE_COST`, so it runs inline.
+pub const LAUNCH_COST: usize = 1;
+
 /// Runs a builtin on its arguments (in source order), inline when cheap,
 /// else on the compute pool.
 pub async fn call(b: Builtin, args: Vec<Arg>) -> Result<Ret, TensorError> {
@@ -109,7 +137,9 @@ pub async fn call_placed(
 }
 
 /// The `compute` cost of a call: elements touched or multiply-adds, and at
-/// least `INLINE_COST` when a tensor argument is on a device.
+/// least `INLINE_COST` when a tensor argument is on a device, except for
+/// [`LAUNCHES`] on tensors all on devices that only queue work: those cost
+/// their launch alone (`LAUNCH_COST`) and run inline.
 pub fn cost(b: Builtin, args: &[Arg]) -> usize {
     let tensors: Vec<&Tensor> = args
         .iter()
@@ -118,6 +148,9 @@ pub fn cost(b: Builtin, args: &[Arg]) -> usize {
             _ => None,
         })
         .collect();
+    if LAUNCHES.contains(&b) && !tensors.is_empty() && tensors.iter().all(|t| t.on_async_device()) {
+        return LAUNCH_COST;
+    }
     let biggest = tensors.iter().map(|t| t.numel()).max().unwrap_or(0);
     let work = match (b, args) {
         (Builtin::Matmul, [Arg::Tensor(x), Arg::Tensor(y)]) => matmul_cost(x, y),

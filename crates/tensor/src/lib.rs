@@ -365,6 +365,16 @@ impl Tensor {
         }
     }
 
+    /// Whether the tensor lives on a device whose kernels only queue work
+    /// ([`device::Device::launches_async`]).
+    pub fn on_async_device(&self) -> bool {
+        match &self.storage {
+            Storage::Host(_) | Storage::Transposed(_) => false,
+            Storage::Device(b) => b.device.launches_async(),
+            Storage::DeviceTransposed(t) => t.src.device.launches_async(),
+        }
+    }
+
     /// Whether the tensor's values are computed: always on the CPU; on a
     /// device, whether the event its producer recorded has completed (never
     /// blocks). A receiver waits with [`Tensor::ready`] only for tensors

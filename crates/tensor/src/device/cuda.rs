@@ -30,7 +30,7 @@ use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use weft_chan::loom::Mutex;
 
-use super::cuda_kernels::{self, alloc_out, Kernels};
+use super::cuda_kernels::{self, alloc_out, alloc_written, Kernels};
 use super::{
     BinOp, Device, DeviceError, DeviceMem, Event, KernelCheck, Layout, MatmulDims, Rows, Trans,
     UnaryOp,
@@ -117,6 +117,32 @@ fn open_all() -> Result<Vec<Arc<dyn Device>>, String> {
     Ok(out)
 }
 
+/// Makes the device's default memory pool (where cudarc's stream-ordered
+/// allocations come from) keep the memory its buffers free instead of
+/// handing it back to the driver at every synchronization. The pool's
+/// default release threshold is 0: every `sum` (which waits for its
+/// result) emptied the pool, and every kernel's output was then a fresh
+/// mapping from the driver; a training step allocates a few dozen
+/// buffers and synchronizes once. The memory stays the process's until
+/// it exits, as with PyTorch's caching allocator.
+fn keep_pool_memory(ctx: &CudaContext) -> Result<(), cudarc::driver::DriverError> {
+    use cudarc::driver::{result, sys};
+    if !ctx.has_async_alloc() {
+        return Ok(());
+    }
+    let mut keep: u64 = u64::MAX;
+    // SAFETY: `cu_device` is the context's device (a handle the driver gave
+    // out); the release threshold is a `cuuint64_t`, which `keep` is.
+    unsafe {
+        let pool = result::device::get_default_mem_pool(ctx.cu_device())?;
+        result::mem_pool::set_attribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut keep as *mut u64).cast(),
+        )
+    }
+}
+
 /// How many page-locked staging buffers a device keeps.
 const STAGING_BUFFERS: usize = 4;
 
@@ -141,8 +167,19 @@ impl fmt::Debug for CudaGpu {
     }
 }
 
-/// An event recorded on one of a device's streams.
-struct GpuEvent(CudaEvent);
+/// An event recorded on one of a device's streams, and that stream (its
+/// handle's address: an identity, never dereferenced).
+struct GpuEvent(CudaEvent, usize);
+
+impl GpuEvent {
+    /// The event just recorded on `stream`.
+    fn record(stream: &CudaStream) -> Result<GpuEvent, cudarc::driver::DriverError> {
+        Ok(GpuEvent(
+            stream.record_event(None)?,
+            stream.cu_stream() as usize,
+        ))
+    }
+}
 
 impl fmt::Debug for GpuEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -179,6 +216,7 @@ impl CudaGpu {
         let name = format!("cuda:{ordinal}");
         let err = |what: &str, e: &dyn fmt::Display| format!("{name}: {what}: {e}");
         let ctx = CudaContext::new(ordinal).map_err(|e| err("context", &e))?;
+        keep_pool_memory(&ctx).map_err(|e| err("memory pool", &e))?;
         let compute = ctx.new_stream().map_err(|e| err("stream", &e))?;
         let copy = ctx.new_stream().map_err(|e| err("stream", &e))?;
         let blas = CudaBlas::new(compute.clone()).map_err(|e| err("cublas", &e))?;
@@ -211,8 +249,12 @@ impl CudaGpu {
             .data
             .downcast_ref::<CudaSlice<f32>>()
             .ok_or_else(|| self.fail("buffer from another backend"))?;
-        if let Some(GpuEvent(ev)) = event_of(mem) {
-            stream.wait(ev).map_err(|e| self.fail(e))?;
+        // A stream runs its work in order: work recorded on `stream`
+        // itself needs no wait.
+        if let Some(GpuEvent(ev, on)) = event_of(mem) {
+            if *on != stream.cu_stream() as usize {
+                stream.wait(ev).map_err(|e| self.fail(e))?;
+            }
         }
         Ok(slice)
     }
@@ -244,10 +286,13 @@ impl CudaGpu {
     ) -> Result<Option<DeviceMem>, DeviceError> {
         let MatmulDims { m, k, n } = d;
         let (sa, sb) = (self.checked(a, m * k)?, self.checked(b, k * n)?);
-        let mut out = alloc_out::<f32>(&self.compute, m * n).map_err(|e| self.fail(e))?;
         if m == 0 || n == 0 || k == 0 {
+            // An empty product: zeros (k == 0), or no values at all.
+            let out = alloc_out::<f32>(&self.compute, m * n).map_err(|e| self.fail(e))?;
             return self.output(out);
         }
+        // SGEMM with beta = 0 writes every value of C without reading it.
+        let mut out = alloc_written::<f32>(&self.compute, m * n).map_err(|e| self.fail(e))?;
         let cfg = gemm_config(d, t).map_err(|e| self.fail(e))?;
         // SAFETY: `sa` holds m*k values and `sb` k*n (checked above), `out`
         // m*n; with the operations and leading dimensions above cuBLAS reads
@@ -273,10 +318,10 @@ impl CudaGpu {
     }
 
     fn output(&self, out: CudaSlice<f32>) -> Result<Option<DeviceMem>, DeviceError> {
-        let ev = self.compute.record_event(None).map_err(|e| self.fail(e))?;
+        let ev = GpuEvent::record(&self.compute).map_err(|e| self.fail(e))?;
         Ok(Some(DeviceMem {
             data: Arc::new(out) as Arc<dyn Any + Send + Sync>,
-            ready: Arc::new(GpuEvent(ev)),
+            ready: Arc::new(ev),
         }))
     }
 
@@ -333,13 +378,17 @@ impl Device for CudaGpu {
         &self.name
     }
 
+    fn launches_async(&self) -> bool {
+        true
+    }
+
     fn upload(&self, host: &[f32]) -> Result<DeviceMem, DeviceError> {
         if host.is_empty() {
             let out = alloc_out::<f32>(&self.copy, 0).map_err(|e| self.fail(e))?;
-            let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
+            let ev = GpuEvent::record(&self.copy).map_err(|e| self.fail(e))?;
             return Ok(DeviceMem {
                 data: Arc::new(out),
-                ready: Arc::new(GpuEvent(ev)),
+                ready: Arc::new(ev),
             });
         }
         let mut pinned = self.staging_buffer(host.len())?;
@@ -348,14 +397,12 @@ impl Device for CudaGpu {
             .as_mut_slice()
             .map_err(|e| self.fail(e))?
             .copy_from_slice(host);
-        let mut dst = self
-            .copy
-            .alloc_zeros::<f32>(host.len())
-            .map_err(|e| self.fail(e))?;
+        // The copy below writes every value.
+        let mut dst = alloc_written::<f32>(&self.copy, host.len()).map_err(|e| self.fail(e))?;
         self.copy
             .memcpy_htod(&pinned, &mut dst)
             .map_err(|e| self.fail(e))?;
-        let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
+        let ev = GpuEvent::record(&self.copy).map_err(|e| self.fail(e))?;
         let mut pool = self.staging.lock();
         if pool.len() >= STAGING_BUFFERS {
             pool.remove(0);
@@ -363,7 +410,7 @@ impl Device for CudaGpu {
         pool.push(pinned);
         Ok(DeviceMem {
             data: Arc::new(dst),
-            ready: Arc::new(GpuEvent(ev)),
+            ready: Arc::new(ev),
         })
     }
 

@@ -288,7 +288,7 @@ impl Kernels {
         a: &CudaSlice<f32>,
     ) -> KernelResult<CudaSlice<f32>> {
         let n = len_u32(a.len())?;
-        let mut out = alloc_out::<f32>(s, a.len())?;
+        let mut out = alloc_written::<f32>(s, a.len())?;
         let code = op as i32;
         let mut b = s.launch_builder(&self.unary);
         b.arg(&code).arg(a).arg(&mut out).arg(&n);
@@ -314,7 +314,7 @@ impl Kernels {
             Layout::RowLeft { m, n } => (m * n, n, 2),
         };
         let (n, cols) = (len_u32(len)?, len_u32(cols.max(1))?);
-        let mut out = alloc_out::<f32>(s, len)?;
+        let mut out = alloc_written::<f32>(s, len)?;
         let op = op as i32;
         let mut l = s.launch_builder(&self.binary);
         l.arg(&op)
@@ -342,7 +342,7 @@ impl Kernels {
         left: bool,
     ) -> KernelResult<CudaSlice<f32>> {
         let n = len_u32(a.len())?;
-        let mut out = alloc_out::<f32>(st, a.len())?;
+        let mut out = alloc_written::<f32>(st, a.len())?;
         let (op, left) = (op as i32, i32::from(left));
         let mut l = st.launch_builder(&self.scalar);
         l.arg(&op).arg(&left).arg(a).arg(&s).arg(&mut out).arg(&n);
@@ -372,6 +372,23 @@ pub(super) fn alloc_out<T: DeviceRepr + ValidAsZeroBits>(
     len: usize,
 ) -> KernelResult<CudaSlice<T>> {
     s.alloc_zeros::<T>(len.max(1)).map_err(|e| e.to_string())
+}
+
+/// A device buffer for `len` values (at least one, as `alloc_out`) whose
+/// contents are left as they are: for an output every element of which
+/// the kernel that fills it writes (the elementwise maps, transpose,
+/// softmax, the reductions, an SGEMM with `beta = 0` and `k > 0`, a copy
+/// of the whole buffer). Saves `alloc_out`'s memset, a second driver call
+/// and a second operation on the stream for every kernel.
+pub(super) fn alloc_written<T: DeviceRepr>(
+    s: &Arc<CudaStream>,
+    len: usize,
+) -> KernelResult<CudaSlice<T>> {
+    // SAFETY: the caller's kernel (or copy) writes all `len` values before
+    // anything reads them, and the unused value of an empty tensor's
+    // buffer is never read; a `T: DeviceRepr` may hold any bits on the
+    // device until then (the host never sees them).
+    unsafe { s.alloc::<T>(len.max(1)) }.map_err(|e| e.to_string())
 }
 
 pub(super) fn len_u32(n: usize) -> KernelResult<u32> {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 
-use super::cuda_kernels::{alloc_out, config, len_u32, KernelResult, Kernels};
+use super::cuda_kernels::{alloc_out, alloc_written, config, len_u32, KernelResult, Kernels};
 
 /// Threads per block of the block-reduction kernels (`WEFT_THREADS`).
 const THREADS: u32 = 256;
@@ -36,7 +36,7 @@ impl Kernels {
         cols: usize,
     ) -> KernelResult<CudaSlice<f32>> {
         let (r, c) = dims(rows, cols)?;
-        let mut out = alloc_out::<f32>(s, rows * cols)?;
+        let mut out = alloc_written::<f32>(s, rows * cols)?;
         if rows == 0 || cols == 0 {
             return Ok(out);
         }
@@ -67,7 +67,7 @@ impl Kernels {
         cols: usize,
     ) -> KernelResult<CudaSlice<f32>> {
         let (r, c) = dims(rows, cols)?;
-        let mut out = alloc_out::<f32>(s, rows * cols)?;
+        let mut out = alloc_written::<f32>(s, rows * cols)?;
         if rows == 0 || cols == 0 {
             return Ok(out);
         }
@@ -87,8 +87,8 @@ impl Kernels {
         }
         let n = len as u64;
         let nblocks = len.div_ceil(THREADS as usize).clamp(1, SUM_BLOCKS as usize) as u32;
-        let mut partial = alloc_out::<f64>(s, nblocks as usize)?;
-        let mut out = alloc_out::<f64>(s, 1)?;
+        let mut partial = alloc_written::<f64>(s, nblocks as usize)?;
+        let mut out = alloc_written::<f64>(s, 1)?;
         let mut l = s.launch_builder(&self.sum_partial);
         l.arg(a).arg(&mut partial).arg(&n);
         // SAFETY: arguments match weft_sum_partial(const float*, double*,
@@ -112,7 +112,7 @@ impl Kernels {
         cols: usize,
     ) -> KernelResult<CudaSlice<f32>> {
         let (r, c) = dims(rows, cols)?;
-        let mut out = alloc_out::<f32>(s, cols)?;
+        let mut out = alloc_written::<f32>(s, cols)?;
         if cols == 0 {
             return Ok(out);
         }
@@ -140,7 +140,7 @@ impl Kernels {
         if cols == 0 {
             return Err("argmax_rows of empty rows".into());
         }
-        let mut out = alloc_out::<u32>(s, rows)?;
+        let mut out = alloc_written::<u32>(s, rows)?;
         let mut l = s.launch_builder(&self.argmax_rows);
         l.arg(a).arg(&mut out).arg(&r).arg(&c);
         // SAFETY: arguments match weft_argmax_rows(const float*, uint*, uint,

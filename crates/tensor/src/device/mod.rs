@@ -235,6 +235,17 @@ pub trait Device: Send + Sync + fmt::Debug {
     /// The name used by `to(t, name)` and printed forms: `cuda:0`.
     fn name(&self) -> &str;
 
+    /// Whether the kernels below only queue work and return before it runs
+    /// (a GPU's stream), so that a call's CPU cost is its launch alone and
+    /// it never waits for the device, whatever the tensor's size. The
+    /// tensor layer then calls them inline on the task's worker rather
+    /// than through the compute pool (docs/tensors.md, "Long kernels").
+    /// `sum`, `argmax_rows` and `download` bring values back and wait
+    /// whatever this says.
+    fn launches_async(&self) -> bool {
+        false
+    }
+
     /// Starts copying `host` to the device; the returned memory's event
     /// completes when the copy has landed.
     fn upload(&self, host: &[f32]) -> Result<DeviceMem, DeviceError>;
