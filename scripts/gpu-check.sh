@@ -11,7 +11,8 @@
 #     and wall time, and the GPU's busy share meanwhile (utilization.gpu
 #     sampled by nvidia-smi every 100 ms; goal at least 90%);
 #  5. the sequential version (train_digits_seq.weft) on the GPU, against
-#     the pipeline;
+#     the pipeline, and PyTorch's loop of the same model on the GPU
+#     (crates/weft/benches/pytorch/train_digits_torch.py --device cuda);
 #  6. upload bandwidth from pinned staging buffers against a plain
 #     (pageable) copy, and the engine's own upload (crates/tensor/examples/
 #     upload_bandwidth.rs);
@@ -428,6 +429,30 @@ sequential() {
 	fi
 }
 
+# --- 5b. PyTorch on the GPU, the same model -------------------------------------------
+
+# The peer a user would pick instead: crates/weft/benches/pytorch/
+# train_digits_torch.py --device cuda (same data, model, batch and epochs).
+pytorch() {
+	if [[ $dry == 1 ]] || ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+		row "PyTorch on the GPU, same model: ms per epoch" "not run (no PyTorch with CUDA here)" "skipped"
+		return
+	fi
+	echo "gpu-check: PyTorch on the GPU, the same model"
+	if ! python3 crates/weft/benches/pytorch/train_digits_torch.py --epochs "$epochs" --device cuda >"$tmp/torch" 2>&1; then
+		tail -n 5 "$tmp/torch" >&2
+		row "PyTorch on the GPU, same model: ms per epoch" "failed (log above)" "-"
+		return
+	fi
+	local mean
+	mean=$(field "$tmp/torch" "pytorch per epoch ms" 5)
+	local vs=""
+	if [[ -n $pipe_wall ]]; then
+		vs="; Weft's pipeline / PyTorch: $(awk -v w="$pipe_wall" -v e="$epochs" -v t="$mean" 'BEGIN { printf "%.2fx", w / e / t }')"
+	fi
+	row "PyTorch on the GPU, same model: ms per epoch" "$mean (min $(field "$tmp/torch" "pytorch per epoch ms" 7 | tr -d ')'))$vs" "-"
+}
+
 # --- 6. Upload bandwidth -------------------------------------------------------------
 
 bandwidth() {
@@ -580,6 +605,7 @@ figures() {
 	echo "weft run examples/train_digits.weft --seed 1 -- --epochs $epochs --devices 1              # GPU, with nvidia-smi sampling"
 	echo "nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i 0 -lms 100"
 	echo "weft run examples/train_digits_seq.weft --seed 1 -- --epochs $epochs --devices 1"
+	echo "python3 crates/weft/benches/pytorch/train_digits_torch.py --epochs $epochs --device cuda"
 	echo "cargo run --release -p weft-tensor --features cuda --example upload_bandwidth -- 64 20"
 	echo "weft run examples/train_digits.weft --seed 1 -- --epochs $epochs --devices N --no-times   # N = 2, or the GPUs; CPU and GPU binaries"
 	echo '```'
@@ -604,6 +630,7 @@ gpu_tests
 loss_curve
 pipeline
 sequential
+pytorch
 bandwidth
 collectives
 
