@@ -26,6 +26,9 @@ use step::step;
 #[derive(Debug)]
 struct Twin {
     full: bool,
+    /// What `launches_async` says (whether the tensor layer may launch
+    /// its kernels inline).
+    asynchronous: bool,
     calls: Mutex<BTreeMap<&'static str, usize>>,
 }
 
@@ -33,6 +36,7 @@ impl Twin {
     fn new(full: bool) -> Arc<Twin> {
         Arc::new(Twin {
             full,
+            asynchronous: false,
             calls: Mutex::new(BTreeMap::new()),
         })
     }
@@ -64,6 +68,10 @@ fn data(m: &DeviceMem) -> &[f32] {
 type Hook<T> = Result<Option<T>, DeviceError>;
 
 impl Device for Twin {
+    fn launches_async(&self) -> bool {
+        self.asynchronous
+    }
+
     fn name(&self) -> &str {
         "twin:0"
     }
@@ -385,4 +393,61 @@ fn reductions_and_onehot_run_on_the_device() {
         oh.to_vec().unwrap(),
         tensor::onehot(&labels, 10).unwrap().to_vec().unwrap()
     );
+}
+
+/// The compute-pool cost of a builtin: on a device whose kernels only queue
+/// work, the launches cost `LAUNCH_COST` (inline, whatever the size), while
+/// the builtins that bring values back, and every builtin on a device that
+/// computes on the caller's thread, cost at least `INLINE_COST`.
+#[test]
+fn launches_on_an_asynchronous_device_run_inline() {
+    use tensor::builtins::{cost, Arg, Builtin, LAUNCHES, LAUNCH_COST};
+    let queueing: Arc<dyn Device> = Arc::new(Twin {
+        full: true,
+        asynchronous: true,
+        calls: Mutex::new(BTreeMap::new()),
+    });
+    let computing: Arc<dyn Device> = Twin::new(true);
+    // Big enough that its host cost alone would go to the pool.
+    let big = tensor::zeros(&[1024, 2048]).unwrap();
+    assert!(big.numel() >= tensor::INLINE_COST);
+    let on = |d: &Arc<dyn Device>| Arg::Tensor(tensor::to_device(&big, d).unwrap());
+    let args = |b: Builtin, t: Arg| match b {
+        Builtin::Add | Builtin::Sub | Builtin::Mul | Builtin::Div => vec![t.clone(), t],
+        Builtin::Matmul => {
+            let Arg::Tensor(x) = &t else { unreachable!() };
+            vec![t.clone(), Arg::Tensor(tensor::transpose(x).unwrap())]
+        }
+        _ => vec![t],
+    };
+    for &b in LAUNCHES {
+        assert_eq!(
+            cost(b, &args(b, on(&queueing))),
+            LAUNCH_COST,
+            "{}",
+            b.name()
+        );
+        assert!(
+            cost(b, &args(b, on(&computing))) >= tensor::INLINE_COST,
+            "{}",
+            b.name()
+        );
+    }
+    const { assert!(LAUNCH_COST < tensor::INLINE_COST) };
+    // Values back to the host: the pool, on any device.
+    for b in [
+        Builtin::Sum,
+        Builtin::Mean,
+        Builtin::ArgmaxRows,
+        Builtin::Values,
+    ] {
+        assert!(
+            cost(b, &[on(&queueing)]) >= tensor::INLINE_COST,
+            "{}",
+            b.name()
+        );
+    }
+    // A host operand among device ones: the pool (it may be copied).
+    let mixed = vec![on(&queueing), Arg::Tensor(big.clone())];
+    assert!(cost(Builtin::Add, &mixed) >= tensor::INLINE_COST);
 }

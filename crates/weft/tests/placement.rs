@@ -438,3 +438,66 @@ fn the_pipeline_example_runs_its_stages_on_two_devices() {
         want
     );
 }
+
+/// An all-reduce over a group of one hands back the member's own tensor,
+/// on the device where it lives, without a trip through the host: the
+/// trace has the one copy that put the tensor there and no other, and a
+/// group of two (whose sum does go through the host) gives the sum back on
+/// each member's device.
+#[test]
+fn an_all_reduce_over_a_group_of_one_keeps_a_device_tensor_where_it_is() {
+    const ONE: &str = r#"func main() {
+	c := group(1)[0]
+	x := to(ones([]int{2, 2}), "sim:0")
+	for i := 0; i < 3; i++ {
+		x = allreduce_sum(c, x)
+	}
+	y := allreduce_max(c, x)
+	print(device(y), shape(y))
+	print(get(y, 1, 1))
+}
+"#;
+    let json = tmp("group_of_one.json");
+    let out = run(
+        true,
+        "group_of_one.weft",
+        ONE,
+        &["--workers", "1", "--trace", json.to_str().unwrap()],
+    );
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(text(&out.stdout), "sim:0 [2 2]\n1.0\n");
+    let doc: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let copies: Vec<&str> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "copy")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    // `to` and `get` (which reads one value on the host; not a span).
+    assert_eq!(copies, ["copy cpu→sim:0"]);
+
+    const TWO: &str = r#"func member(c comm, dev string, out chan string) {
+	x := to(full([]int{2}, float(rank(c) + 1)), dev)
+	s := allreduce_sum(c, x)
+	out <- device(s) + " " + str(get(s, 1))
+}
+
+func main() {
+	cs := group(2)
+	out := make(chan string)
+	go member(cs[0], "sim:0", out)
+	go member(cs[1], "sim:1", out)
+	a := <-out
+	b := <-out
+	if a > b {
+		a, b = b, a
+	}
+	print(a)
+	print(b)
+}
+"#;
+    let out = run(true, "group_of_two.weft", TWO, &["--workers", "2"]);
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(text(&out.stdout), "sim:0 3.0\nsim:1 3.0\n");
+}
