@@ -157,6 +157,8 @@ pub struct CudaGpu {
     kernels: Kernels,
     /// Page-locked upload buffers, most recently used last.
     staging: Mutex<Vec<PinnedHostSlice<f32>>>,
+    /// Readiness events to reuse.
+    events: EventPool,
 }
 
 impl fmt::Debug for CudaGpu {
@@ -169,16 +171,89 @@ impl fmt::Debug for CudaGpu {
 
 /// An event recorded on one of a device's streams, and that stream (its
 /// handle's address: an identity, never dereferenced).
-struct GpuEvent(CudaEvent, usize);
+struct GpuEvent(Arc<Pooled>, usize);
 
-impl GpuEvent {
-    /// The event just recorded on `stream`.
-    fn record(stream: &CudaStream) -> Result<GpuEvent, cudarc::driver::DriverError> {
-        Ok(GpuEvent(
-            stream.record_event(None)?,
-            stream.cu_stream() as usize,
-        ))
+/// The events of a device that no tensor holds any more, for reuse: every
+/// kernel's output gets a readiness event, and creating and destroying
+/// one each time were two of a launch's driver calls. Recording a reused
+/// event again is safe: a wait queued on a stream (`cuStreamWaitEvent`)
+/// holds the record it saw, and no one else holds the event.
+type EventPool = Arc<Mutex<Vec<CudaEvent>>>;
+
+/// The most events a pool keeps.
+const POOLED_EVENTS: usize = 1024;
+
+/// An event that goes back to its pool when dropped.
+struct Pooled {
+    ev: Option<CudaEvent>,
+    pool: EventPool,
+}
+
+impl std::ops::Deref for Pooled {
+    type Target = CudaEvent;
+    fn deref(&self) -> &CudaEvent {
+        self.ev.as_ref().expect("present until dropped")
     }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        if let Some(ev) = self.ev.take() {
+            let mut pool = self.pool.lock();
+            if pool.len() < POOLED_EVENTS {
+                pool.push(ev);
+            }
+        }
+    }
+}
+
+/// A tensor's buffer on a GPU. Every buffer belongs to the compute stream:
+/// it is freed there (`cuMemFreeAsync` on the compute stream, when the
+/// last tensor holding it is dropped), so the free comes after every
+/// kernel the host queued while it held the buffer. A buffer written by
+/// an upload on the copy stream is handed to the compute stream after its
+/// copy is queued, and remembers that copy's event: dropping it makes the
+/// compute stream wait for the copy before the free (a tensor uploaded and
+/// dropped unread). This is the engine's own ordering, in place of
+/// cudarc's per-buffer event tracking, which is off (see `CudaGpu::open`).
+struct GpuBuf {
+    slice: CudaSlice<f32>,
+    /// The copy that wrote `slice` on the copy stream, if one did.
+    copied: Option<Arc<Pooled>>,
+}
+
+impl GpuBuf {
+    fn computed(slice: CudaSlice<f32>) -> Arc<dyn Any + Send + Sync> {
+        Arc::new(GpuBuf {
+            slice,
+            copied: None,
+        })
+    }
+}
+
+impl Drop for GpuBuf {
+    fn drop(&mut self) {
+        if let Some(ev) = &self.copied {
+            // An error here means the context is broken; the free that
+            // follows reports nothing either (cudarc records it).
+            let _ = self.slice.stream().wait(&**ev);
+        }
+    }
+}
+
+/// `slice`, allocated on another stream of the same context, handed to
+/// `to`: from now on it is freed on `to`. The caller has ordered `to`
+/// after the allocation and after every write to it.
+fn hand_to<T: cudarc::driver::DeviceRepr>(
+    slice: CudaSlice<T>,
+    to: &Arc<CudaStream>,
+) -> CudaSlice<T> {
+    let len = slice.len();
+    let ptr = slice.leak();
+    // SAFETY: `ptr` is a live allocation of `len` values of `T` of this
+    // context (leaked above, so nothing else frees it), owned from here on
+    // by the returned slice alone.
+    unsafe { to.upgrade_device_ptr::<T>(ptr, len) }
 }
 
 impl fmt::Debug for GpuEvent {
@@ -216,6 +291,15 @@ impl CudaGpu {
         let name = format!("cuda:{ordinal}");
         let err = |what: &str, e: &dyn fmt::Display| format!("{name}: {what}: {e}");
         let ctx = CudaContext::new(ordinal).map_err(|e| err("context", &e))?;
+        // SAFETY: before any buffer of this context is made. The engine
+        // orders its streams itself (`GpuBuf`, `input`): every buffer is
+        // allocated on the stream that first writes it and freed on the
+        // compute stream after its last use there; a read on another
+        // stream waits for the writer's event first, and the copy stream's
+        // reads (downloads) finish before `download` returns. cudarc's
+        // tracking would add two events a buffer and a wait and a record
+        // per argument of every launch: most of a launch's driver calls.
+        unsafe { ctx.disable_event_tracking() };
         keep_pool_memory(&ctx).map_err(|e| err("memory pool", &e))?;
         let compute = ctx.new_stream().map_err(|e| err("stream", &e))?;
         let copy = ctx.new_stream().map_err(|e| err("stream", &e))?;
@@ -229,6 +313,7 @@ impl CudaGpu {
             blas: Mutex::new(blas),
             kernels,
             staging: Mutex::new(Vec::new()),
+            events: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
@@ -245,15 +330,16 @@ impl CudaGpu {
         mem: &'a DeviceMem,
         stream: &CudaStream,
     ) -> Result<&'a CudaSlice<f32>, DeviceError> {
-        let slice = mem
+        let slice = &mem
             .data
-            .downcast_ref::<CudaSlice<f32>>()
-            .ok_or_else(|| self.fail("buffer from another backend"))?;
+            .downcast_ref::<GpuBuf>()
+            .ok_or_else(|| self.fail("buffer from another backend"))?
+            .slice;
         // A stream runs its work in order: work recorded on `stream`
         // itself needs no wait.
         if let Some(GpuEvent(ev, on)) = event_of(mem) {
             if *on != stream.cu_stream() as usize {
-                stream.wait(ev).map_err(|e| self.fail(e))?;
+                stream.wait(&**ev).map_err(|e| self.fail(e))?;
             }
         }
         Ok(slice)
@@ -317,10 +403,25 @@ impl CudaGpu {
         self.output(out)
     }
 
+    /// An event (from the pool, or new) recorded on `stream` now.
+    fn record(&self, stream: &CudaStream) -> Result<GpuEvent, DeviceError> {
+        let pooled = self.events.lock().pop();
+        let ev = match pooled {
+            Some(ev) => ev,
+            None => self.ctx.new_event(None).map_err(|e| self.fail(e))?,
+        };
+        ev.record(stream).map_err(|e| self.fail(e))?;
+        let ev = Pooled {
+            ev: Some(ev),
+            pool: self.events.clone(),
+        };
+        Ok(GpuEvent(Arc::new(ev), stream.cu_stream() as usize))
+    }
+
     fn output(&self, out: CudaSlice<f32>) -> Result<Option<DeviceMem>, DeviceError> {
-        let ev = GpuEvent::record(&self.compute).map_err(|e| self.fail(e))?;
+        let ev = self.record(&self.compute)?;
         Ok(Some(DeviceMem {
-            data: Arc::new(out) as Arc<dyn Any + Send + Sync>,
+            data: GpuBuf::computed(out),
             ready: Arc::new(ev),
         }))
     }
@@ -384,10 +485,11 @@ impl Device for CudaGpu {
 
     fn upload(&self, host: &[f32]) -> Result<DeviceMem, DeviceError> {
         if host.is_empty() {
-            let out = alloc_out::<f32>(&self.copy, 0).map_err(|e| self.fail(e))?;
-            let ev = GpuEvent::record(&self.copy).map_err(|e| self.fail(e))?;
+            // Nothing to copy: the buffer's one unused value, on the compute stream.
+            let out = alloc_out::<f32>(&self.compute, 0).map_err(|e| self.fail(e))?;
+            let ev = self.record(&self.compute)?;
             return Ok(DeviceMem {
-                data: Arc::new(out),
+                data: GpuBuf::computed(out),
                 ready: Arc::new(ev),
             });
         }
@@ -402,14 +504,21 @@ impl Device for CudaGpu {
         self.copy
             .memcpy_htod(&pinned, &mut dst)
             .map_err(|e| self.fail(e))?;
-        let ev = GpuEvent::record(&self.copy).map_err(|e| self.fail(e))?;
+        let ev = self.record(&self.copy)?;
         let mut pool = self.staging.lock();
         if pool.len() >= STAGING_BUFFERS {
             pool.remove(0);
         }
         pool.push(pinned);
+        // Allocated and written on the copy stream; read (after waiting
+        // for `ev`) and freed (after `GpuBuf::drop` waits for it) on the
+        // compute stream.
+        let buf = GpuBuf {
+            slice: hand_to(dst, &self.compute),
+            copied: Some(ev.0.clone()),
+        };
         Ok(DeviceMem {
-            data: Arc::new(dst),
+            data: Arc::new(buf),
             ready: Arc::new(ev),
         })
     }
@@ -485,7 +594,8 @@ impl Device for CudaGpu {
             return Ok(None);
         };
         // The labels travel on the copy stream, like any upload; the
-        // compute stream waits for them.
+        // compute stream waits for them, reads them, and frees them after
+        // the kernel (`hand_to`).
         let dl = if labels.is_empty() {
             alloc_out::<u32>(&self.copy, 0)
         } else {
@@ -494,6 +604,7 @@ impl Device for CudaGpu {
         .map_err(|e| self.fail(e))?;
         let ev = self.copy.record_event(None).map_err(|e| self.fail(e))?;
         self.compute.wait(&ev).map_err(|e| self.fail(e))?;
+        let dl = hand_to(dl, &self.compute);
         let out = self
             .kernels
             .onehot(&self.compute, &dl, labels.len(), n)
