@@ -236,7 +236,7 @@ impl Drop for GpuBuf {
         if let Some(ev) = &self.copied {
             // An error here means the context is broken; the free that
             // follows reports nothing either (cudarc records it).
-            let _ = self.slice.stream().wait(&**ev);
+            let _ = self.slice.stream().wait(ev);
         }
     }
 }
@@ -339,7 +339,7 @@ impl CudaGpu {
         // itself needs no wait.
         if let Some(GpuEvent(ev, on)) = event_of(mem) {
             if *on != stream.cu_stream() as usize {
-                stream.wait(&**ev).map_err(|e| self.fail(e))?;
+                stream.wait(ev).map_err(|e| self.fail(e))?;
             }
         }
         Ok(slice)
