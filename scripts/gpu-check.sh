@@ -554,12 +554,7 @@ summary() {
 # The figures section of docs/gpu.md, in markdown.
 figures() {
 	local commit
-	commit=$(git rev-parse --short HEAD 2>/dev/null || true)
-	if [[ -z $commit && -n $bundle ]]; then
-		# A copy of the tree without its .git: the bundle's commit.
-		commit="$(cut -c1-7 "$bundle/commit" 2>/dev/null || echo unknown) (the bundle's)"
-	fi
-	commit=${commit:-unknown}
+	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 	if [[ -n $(git status --porcelain --untracked-files=no 2>/dev/null) ]]; then
 		commit+=" (with uncommitted changes)"
 	fi

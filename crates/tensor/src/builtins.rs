@@ -148,7 +148,9 @@ pub fn cost(b: Builtin, args: &[Arg]) -> usize {
             _ => None,
         })
         .collect();
-    if LAUNCHES.contains(&b) && !tensors.is_empty() && tensors.iter().all(|t| t.on_async_device()) {
+    // Where the tensors live first: on the host (the common case) that
+    // fails at the first tensor, before the list is looked at.
+    if !tensors.is_empty() && tensors.iter().all(|t| t.on_async_device()) && LAUNCHES.contains(&b) {
         return LAUNCH_COST;
     }
     let biggest = tensors.iter().map(|t| t.numel()).max().unwrap_or(0);

@@ -58,6 +58,17 @@ fn run(sim: bool, name: &str, src: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs `src` (as `name`, simulated devices on) with `args` and
+/// `--workers 1 --trace FILE`, and returns the output and the trace.
+fn run_traced(name: &str, src: &str, args: &[&str]) -> (Output, Value) {
+    let json = tmp(&format!("{name}.json"));
+    let mut all = vec!["--workers", "1", "--trace", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = run(true, name, src, &all);
+    let doc = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    (out, doc)
+}
+
 const PLACED: &str = r#"func worker(name string, out chan string) {
 	t := randn([]int{2, 2}, 1)
 	u := to(ones([]int{2, 2}), "cpu")
@@ -282,16 +293,9 @@ func main() {
 
 #[test]
 fn a_host_fallback_is_traced_by_op_name_and_strict_placement_refuses_it() {
-    let json = tmp("fallback.json");
-    let out = run(
-        true,
-        "fallback.weft",
-        FALLBACK,
-        &["--workers", "1", "--trace", json.to_str().unwrap()],
-    );
+    let (out, doc) = run_traced("fallback.weft", FALLBACK, &[]);
     assert_eq!(text(&out.stdout), "4.0\n");
     assert_eq!(out.status.code(), Some(0));
-    let doc: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     let ev = doc["traceEvents"].as_array().unwrap();
     let spans: Vec<(String, String, u64)> = ev
         .iter()
@@ -457,16 +461,9 @@ fn an_all_reduce_over_a_group_of_one_keeps_a_device_tensor_where_it_is() {
 	print(get(y, 1, 1))
 }
 "#;
-    let json = tmp("group_of_one.json");
-    let out = run(
-        true,
-        "group_of_one.weft",
-        ONE,
-        &["--workers", "1", "--trace", json.to_str().unwrap()],
-    );
+    let (out, doc) = run_traced("group_of_one.weft", ONE, &[]);
     assert_eq!(text(&out.stderr), "");
     assert_eq!(text(&out.stdout), "sim:0 [2 2]\n1.0\n");
-    let doc: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     let copies: Vec<&str> = doc["traceEvents"]
         .as_array()
         .unwrap()
