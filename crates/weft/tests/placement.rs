@@ -58,13 +58,16 @@ fn run(sim: bool, name: &str, src: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Runs `src` (as `name`, simulated devices on) with `args` and
-/// `--workers 1 --trace FILE`, and returns the output and the trace.
-fn run_traced(name: &str, src: &str, args: &[&str]) -> (Output, Value) {
+/// Runs `src` (as `name`, simulated devices on) with `--workers 1
+/// --trace FILE`, and returns the output and the trace.
+fn run_traced(name: &str, src: &str) -> (Output, Value) {
     let json = tmp(&format!("{name}.json"));
-    let mut all = vec!["--workers", "1", "--trace", json.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let out = run(true, name, src, &all);
+    let out = run(
+        true,
+        name,
+        src,
+        &["--workers", "1", "--trace", json.to_str().unwrap()],
+    );
     let doc = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     (out, doc)
 }
@@ -293,7 +296,7 @@ func main() {
 
 #[test]
 fn a_host_fallback_is_traced_by_op_name_and_strict_placement_refuses_it() {
-    let (out, doc) = run_traced("fallback.weft", FALLBACK, &[]);
+    let (out, doc) = run_traced("fallback.weft", FALLBACK);
     assert_eq!(text(&out.stdout), "4.0\n");
     assert_eq!(out.status.code(), Some(0));
     let ev = doc["traceEvents"].as_array().unwrap();
@@ -461,7 +464,7 @@ fn an_all_reduce_over_a_group_of_one_keeps_a_device_tensor_where_it_is() {
 	print(get(y, 1, 1))
 }
 "#;
-    let (out, doc) = run_traced("group_of_one.weft", ONE, &[]);
+    let (out, doc) = run_traced("group_of_one.weft", ONE);
     assert_eq!(text(&out.stderr), "");
     assert_eq!(text(&out.stdout), "sim:0 [2 2]\n1.0\n");
     let copies: Vec<&str> = doc["traceEvents"]
