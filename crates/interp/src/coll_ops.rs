@@ -7,7 +7,16 @@
 //!
 //! Tensors: a host tensor's buffer goes to the backend as it is (an `Arc`,
 //! no copy; a lazy transpose is made row-major first), and a reduced
-//! buffer comes back as a host tensor over the same `Arc`. A tensor on a
+//! buffer comes back as a host tensor over the same `Arc`.
+//!
+//! A list of tensors (a bucketed all-reduce, docs/collectives.md, "Lists
+//! of tensors") goes to the backend as one buffer, the tensors' elements
+//! one after the other, so the members meet once for the whole list; the
+//! result is cut back into tensors of the members' shapes, each on its
+//! own tensor's device. The members must agree on every shape: the list's
+//! shapes are part of the type name the backend compares
+//! ([`LIST_TY`]), and a mismatch of them is reported as a shape mismatch
+//! ([`list_mismatch`]). A tensor on a
 //! device takes the host path: copied to the host, reduced there, and the
 //! result copied back to the device of the member's value, so the result
 //! always lives where the member's `x` did. `broadcast` and `allgather`
@@ -20,13 +29,15 @@
 
 use std::sync::Arc;
 
-use weft_coll::{Data, Op, Outcome};
+use std::borrow::Cow;
+
+use weft_coll::{CollError, Data, Op, Outcome};
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime};
 use weft_tensor::Tensor;
 
 use super::code::TensorOp;
-use super::error::RuntimeError;
+use super::error::{ListShapes, RuntimeError};
 use super::tensor_ops;
 use super::value::{Value, VALUE_BYTES};
 
@@ -38,26 +49,59 @@ const COPY: tensor_ops::Place<'static> = tensor_ops::Place {
     strict: false,
 };
 
-/// Where a member's result must live: `None` for the host, else the
-/// device of the member's tensor.
-pub type Home = Option<Arc<str>>;
+/// Where one tensor of a list all-reduce's result goes: its shape, and
+/// its device (`None` for the host).
+pub type Part = (Arc<[usize]>, Option<Arc<str>>);
 
-/// What the backend takes for `x` in `op` on a group of `size` members,
-/// and where the result must live. Asks the memory ceiling for what the
-/// result will allocate.
+/// Where a member's result must live.
+pub enum Home {
+    /// One value: `None` for the host, else the device of the member's
+    /// tensor.
+    One(Option<Arc<str>>),
+    /// A list of tensors reduced as one buffer: each tensor's shape and
+    /// device, in the list's order.
+    Parts(Vec<Part>),
+}
+
+/// The start of the type name a list all-reduce gives the backend: the
+/// shapes follow (`[]tensor of shapes [[2 3] [4]]`), so that members
+/// whose lists differ in a shape, or in length, disagree on the type.
+/// No type name of the language starts so.
+pub const LIST_TY: &str = "[]tensor of shapes ";
+
+/// What one member hands the backend: the data, the type name it
+/// compares, and where the result must live.
+pub struct Prepared {
+    pub data: Data<Value>,
+    pub ty: Cow<'static, str>,
+    pub home: Home,
+}
+
+/// What the backend takes for `x` (of type `ty`) in `op` on a group of
+/// `size` members, and where the result must live. Asks the memory
+/// ceiling for what the result will allocate.
 pub async fn data(
     op: Op,
+    ty: Cow<'static, str>,
     x: Option<Value>,
     size: usize,
     mem: Ceiling,
-) -> Result<(Data<Value>, Home), RuntimeError> {
+) -> Result<Prepared, RuntimeError> {
     let Some(x) = x else {
-        return Ok((Data::Unit, None));
+        let home = Home::One(None);
+        return Ok(Prepared {
+            data: Data::Unit,
+            ty,
+            home,
+        });
     };
-    let home = match &x {
+    if let (Op::AllReduce(_), Value::List(items)) = (op, &x) {
+        return list(items, mem).await;
+    }
+    let home = Home::One(match &x {
         Value::Tensor(t) if t.device_name() != "cpu" => Some(Arc::from(t.device_name())),
         _ => None,
-    };
+    });
     let data = match (op, x) {
         (Op::Barrier, _) => Data::Unit,
         (Op::AllGather, x) => {
@@ -68,28 +112,119 @@ pub async fn data(
         (Op::AllReduce(_) | Op::Broadcast { .. }, Value::Float(f)) => Data::Float(f),
         (Op::AllReduce(_), Value::Tensor(t)) => {
             mem.check(t.numel().saturating_mul(F32))?;
-            let host = match &home {
-                None => *t,
-                Some(_) => {
-                    let _hold = runtime::external_wait();
-                    let cpu = vec![Value::Tensor(t), Value::str("cpu")];
-                    match tensor_ops::run(TensorOp::To, cpu, mem, COPY).await? {
-                        Value::Tensor(h) => *h,
-                        other => return Err(RuntimeError::unexpected("to(t, \"cpu\")", &other)),
-                    }
-                }
-            };
-            match host.host_buffer() {
-                Some(data) => Data::F32 {
-                    shape: Arc::from(host.dims()),
-                    data,
-                },
-                None => return Err(RuntimeError::unexpected("host tensor", &host)),
+            let host = on_host(t, mem).await?;
+            Data::F32 {
+                shape: Arc::from(host.dims()),
+                data: host_buffer(&host)?,
             }
         }
         (_, x) => shaped(x),
     };
-    Ok((data, home))
+    Ok(Prepared { data, ty, home })
+}
+
+/// A list all-reduce: the tensors' elements as one buffer, and the
+/// list's shapes in the type name.
+async fn list(items: &Arc<Vec<Value>>, mem: Ceiling) -> Result<Prepared, RuntimeError> {
+    let mut total = 0usize;
+    for v in items.iter() {
+        match v {
+            Value::Tensor(t) => total = total.saturating_add(t.numel()),
+            other => return Err(RuntimeError::unexpected("a list of tensors", other)),
+        }
+    }
+    // The buffer sent, the reduced one, and the tensors cut from it.
+    mem.check(total.saturating_mul(3 * F32))?;
+    let mut flat = Vec::with_capacity(total);
+    let mut parts = Vec::with_capacity(items.len());
+    let mut ty = String::from(LIST_TY);
+    ty.push('[');
+    for (i, v) in items.iter().enumerate() {
+        let Value::Tensor(t) = v else { continue };
+        let home = (t.device_name() != "cpu").then(|| Arc::from(t.device_name()));
+        let host = on_host(t.clone(), mem).await?;
+        if i > 0 {
+            ty.push(' ');
+        }
+        ty.push_str(&dims(host.dims()));
+        flat.extend_from_slice(&host_buffer(&host)?);
+        parts.push((Arc::from(host.dims()), home));
+    }
+    ty.push(']');
+    Ok(Prepared {
+        data: Data::F32 {
+            shape: Arc::from([flat.len()]),
+            data: Arc::new(flat),
+        },
+        ty: Cow::Owned(ty),
+        home: Home::Parts(parts),
+    })
+}
+
+/// `t` itself when it lives on the host, else a host copy of it.
+async fn on_host(t: Box<Tensor>, mem: Ceiling) -> Result<Tensor, RuntimeError> {
+    if t.device_name() == "cpu" {
+        return Ok(*t);
+    }
+    let _hold = runtime::external_wait();
+    let cpu = vec![Value::Tensor(t), Value::str("cpu")];
+    match tensor_ops::run(TensorOp::To, cpu, mem, COPY).await? {
+        Value::Tensor(h) => Ok(*h),
+        other => Err(RuntimeError::unexpected("to(t, \"cpu\")", &other)),
+    }
+}
+
+fn host_buffer(host: &Tensor) -> Result<Arc<Vec<f32>>, RuntimeError> {
+    host.host_buffer()
+        .ok_or_else(|| RuntimeError::unexpected("host tensor", host))
+}
+
+/// A shape as the language prints it: `[2 3]`.
+fn dims(d: &[usize]) -> String {
+    let parts: Vec<String> = d.iter().map(|n| n.to_string()).collect();
+    format!("[{}]", parts.join(" "))
+}
+
+/// A backend error of a collective in which some member passed a list of
+/// tensors: a type mismatch between two lists is a mismatch of their
+/// shapes (`allreduce_sum: shape mismatch: [[2 3] [4]] (rank 0) vs [[3
+/// 2] [4]] (rank 1)`), and one between a list and another value names
+/// the list's type alone. Other errors pass as they are.
+pub fn list_mismatch(e: RuntimeError) -> RuntimeError {
+    let RuntimeError::Collective(c) = e else {
+        return e;
+    };
+    match *c {
+        CollError::TypeMismatch {
+            op,
+            first,
+            rank,
+            other,
+        } if first.starts_with(LIST_TY) || other.starts_with(LIST_TY) => {
+            match (first.strip_prefix(LIST_TY), other.strip_prefix(LIST_TY)) {
+                (Some(a), Some(b)) => RuntimeError::ListShapes(Box::new(ListShapes {
+                    op,
+                    first: a.into(),
+                    rank,
+                    other: b.into(),
+                })),
+                _ => {
+                    let plain = |t: Cow<'static, str>| match t.strip_prefix(LIST_TY) {
+                        Some(_) => Cow::Borrowed("[]tensor"),
+                        None => t,
+                    };
+                    let e = CollError::TypeMismatch {
+                        op,
+                        first: plain(first),
+                        rank,
+                        other: plain(other),
+                    };
+                    RuntimeError::Collective(Box::new(e))
+                }
+            }
+        }
+        c => RuntimeError::Collective(Box::new(c)),
+    }
 }
 
 /// The bytes of a host `f32`.
@@ -109,6 +244,10 @@ fn shaped(x: Value) -> Data<Value> {
 
 /// The result of a collective for a member whose value lived at `home`.
 pub async fn value(out: Outcome<Value>, home: Home, mem: Ceiling) -> Result<Value, RuntimeError> {
+    let home = match home {
+        Home::One(h) => h,
+        Home::Parts(parts) => return cut(out, parts, mem).await,
+    };
     Ok(match out {
         Outcome::Int(n) => Value::Int(n),
         Outcome::Float(f) => Value::Float(f),
@@ -132,10 +271,30 @@ pub async fn value(out: Outcome<Value>, home: Home, mem: Ceiling) -> Result<Valu
     })
 }
 
+/// A list all-reduce's result: the reduced buffer cut into the members'
+/// shapes, each tensor placed on its own input's device.
+async fn cut(out: Outcome<Value>, parts: Vec<Part>, mem: Ceiling) -> Result<Value, RuntimeError> {
+    let Outcome::F32 { data, .. } = out else {
+        return Err(RuntimeError::unexpected("reduced list", &"another outcome"));
+    };
+    let mut items = Vec::with_capacity(parts.len());
+    let mut at = 0usize;
+    for (shape, home) in parts {
+        let n = shape.iter().product::<usize>();
+        let Some(part) = at.checked_add(n).and_then(|end| data.get(at..end)) else {
+            return Err(RuntimeError::unexpected("reduced list", &"a short buffer"));
+        };
+        at += n;
+        let t = Tensor::from_vec(&shape, part.to_vec())?;
+        items.push(placed(Value::Tensor(Box::new(t)), &home, mem).await?);
+    }
+    Ok(Value::list(items))
+}
+
 /// Whether `v` is a tensor that lives elsewhere than `home`, or on a
 /// device (whose values a member must wait for, as for a tensor received
 /// from a channel).
-fn needs_move(v: &Value, home: &Home) -> bool {
+fn needs_move(v: &Value, home: &Option<Arc<str>>) -> bool {
     match v {
         Value::Tensor(t) => home.is_some() || t.device_name() != "cpu",
         _ => false,
@@ -144,7 +303,7 @@ fn needs_move(v: &Value, home: &Home) -> bool {
 
 /// `v` copied to `home` when it is a tensor living elsewhere; a tensor
 /// on a device is ready when this returns.
-async fn placed(v: Value, home: &Home, mem: Ceiling) -> Result<Value, RuntimeError> {
+async fn placed(v: Value, home: &Option<Arc<str>>, mem: Ceiling) -> Result<Value, RuntimeError> {
     let Value::Tensor(t) = v else { return Ok(v) };
     let dev = home.as_deref().unwrap_or("cpu");
     let _hold = (t.device_name() != "cpu" || dev != "cpu").then(runtime::external_wait);

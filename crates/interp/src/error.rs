@@ -98,9 +98,25 @@ pub enum RuntimeError {
     /// (docs/language.md, "Collectives").
     #[error(transparent)]
     Collective(Box<CollError>),
+    /// The members of a list all-reduce passed lists of different shapes
+    /// (or lengths).
+    #[error(transparent)]
+    ListShapes(Box<ListShapes>),
     /// Not the program's failure but the engine's: a bug in Weft.
     #[error(transparent)]
     Internal(Box<InternalError>),
+}
+
+/// Members of a list all-reduce whose lists differ in a shape or in
+/// length: rank 0's shapes and those of the lowest rank that differs, as
+/// `[[2 3] [4]]`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{op}: shape mismatch: {first} (rank 0) vs {other} (rank {rank})")]
+pub struct ListShapes {
+    pub op: &'static str,
+    pub first: Box<str>,
+    pub rank: usize,
+    pub other: Box<str>,
 }
 
 /// The operands of a failed slice expression `x[lo:hi]`.
@@ -292,6 +308,15 @@ mod tests {
                 "broadcast: root -1 out of range for group of size 4",
             ),
             (CollError::GroupSize.into(), "group: size out of range"),
+            (
+                RuntimeError::ListShapes(Box::new(ListShapes {
+                    op: "allreduce_sum",
+                    first: "[[2 3] [4]]".into(),
+                    rank: 2,
+                    other: "[[3 2] [4]]".into(),
+                })),
+                "allreduce_sum: shape mismatch: [[2 3] [4]] (rank 0) vs [[3 2] [4]] (rank 2)",
+            ),
             (
                 CollError::RootRange { root: 5, size: 4 }.into(),
                 "broadcast: root 5 out of range for group of size 4",

@@ -1471,6 +1471,7 @@ fn collective(fs: &mut [Value], f: &Func, at: usize, c: &CollInstr) -> ControlFl
                 Value::Int(n) => Some(Value::Int(*n)),
                 Value::Float(v) => Some(Value::Float(*v)),
                 Value::Tensor(t) => Some(Value::Tensor(t.clone())),
+                Value::List(l) => Some(Value::List(l.clone())),
                 _ => None,
             };
             if let Some(v) = v {

@@ -424,7 +424,7 @@ async fn collective(
 ) -> Result<(), Failure> {
     let prog = &sh.prog;
     let CollWait { comm, op, ty, x } = call;
-    let (data, home) = coll_ops::data(op, x, comm.size(), sh.mem)
+    let coll_ops::Prepared { data, ty, home } = coll_ops::data(op, ty, x, comm.size(), sh.mem)
         .await
         .map_err(|e| st.failure(prog, at, e))?;
     st.record_wait(prog, WaitKind::Collective, at);
@@ -433,7 +433,7 @@ async fn collective(
         CommVal::World(procs) => xproc::world_call(procs, op, ty, data).await,
     };
     runtime::clear_wait();
-    let out = got.map_err(|e| st.failure(prog, at, e))?;
+    let out = got.map_err(|e| st.failure(prog, at, coll_ops::list_mismatch(e)))?;
     let v = coll_ops::value(out, home, sh.mem)
         .await
         .map_err(|e| st.failure(prog, at, e))?;

@@ -114,6 +114,137 @@ fn tensors_of_different_shapes_panic() {
     );
 }
 
+/// A list all-reduce is checked element by element: a shape that
+/// differs, a list of another length, and a list against a tensor.
+#[test]
+fn lists_of_tensors_of_different_shapes_panic() {
+    let src = "func main() {
+	cs := group(3)
+	go {
+		allreduce_sum(cs[1], []tensor{zeros([]int{2, 3}), ones([]int{4})})
+	}
+	go {
+		allreduce_sum(cs[2], []tensor{zeros([]int{3, 2}), ones([]int{4})})
+	}
+	allreduce_sum(cs[0], []tensor{zeros([]int{2, 3}), ones([]int{4})})
+}
+";
+    assert_panics(
+        src,
+        "allreduce_sum: shape mismatch: [[2 3] [4]] (rank 0) vs [[3 2] [4]] (rank 2)",
+        &[4, 7, 9],
+    );
+    let src = "func main() {
+	cs := group(2)
+	go {
+		allreduce_max(cs[1], []tensor{ones([]int{4}), zeros([]int{0})})
+	}
+	allreduce_max(cs[0], []tensor{ones([]int{4})})
+}
+";
+    assert_panics(
+        src,
+        "allreduce_max: shape mismatch: [[4]] (rank 0) vs [[4] [0]] (rank 1)",
+        &[4, 6],
+    );
+    let src = "func main() {
+	cs := group(2)
+	go {
+		allreduce_sum(cs[1], zeros([]int{6}))
+	}
+	allreduce_sum(cs[0], []tensor{zeros([]int{6})})
+}
+";
+    assert_panics(
+        src,
+        "allreduce_sum: type mismatch: []tensor (rank 0) vs tensor (rank 1)",
+        &[4, 6],
+    );
+}
+
+/// Every element of a list all-reduce is bitwise the all-reduce of the
+/// members' elements alone, for every reduction, with tensors of several
+/// shapes (an empty one, a lazy transpose among them), values that do not
+/// associate, any worker count and seed; the result has the list's
+/// shapes, and a group of one gives its own list.
+#[test]
+fn a_list_of_tensors_reduces_each_like_a_tensor_alone() {
+    let src = "func member(c comm, done chan bool) {
+	r := float(rank(c))
+	if rank(c) % 2 == 0 {
+		sleep(0)
+	}
+	a := tensor_from([]float{1.0 / (r + 3.0), r, -r, 1.0 / (r + 7.0), 0.1 * r, 2.0}, []int{2, 3})
+	b := transpose(a) * (r + 0.5)
+	e := zeros([]int{0})
+	d := full([]int{1}, 1.0 / (r + 1.0))
+	l := []tensor{a, b, e, d}
+	same := true
+	for k := range 4 {
+		var got []tensor
+		var want []tensor
+		if k == 0 {
+			got = allreduce_sum(c, l)
+			want = []tensor{allreduce_sum(c, a), allreduce_sum(c, b), allreduce_sum(c, e), allreduce_sum(c, d)}
+		} else if k == 1 {
+			got = allreduce_max(c, l)
+			want = []tensor{allreduce_max(c, a), allreduce_max(c, b), allreduce_max(c, e), allreduce_max(c, d)}
+		} else if k == 2 {
+			got = allreduce_min(c, l)
+			want = []tensor{allreduce_min(c, a), allreduce_min(c, b), allreduce_min(c, e), allreduce_min(c, d)}
+		} else {
+			got = allreduce_prod(c, l)
+			want = []tensor{allreduce_prod(c, a), allreduce_prod(c, b), allreduce_prod(c, e), allreduce_prod(c, d)}
+		}
+		for i := range 4 {
+			if str(shape(got[i])) != str(shape(want[i])) || str(values(got[i])) != str(values(want[i])) {
+				same = false
+			}
+		}
+		if rank(c) == 0 && k == 0 {
+			print(len(got), shape(got[0]), shape(got[1]), shape(got[2]), shape(got[3]), values(got[3]))
+		}
+	}
+	print(rank(c), same, len(allreduce_sum(c, []tensor{})))
+	done <- true
+}
+
+func main() {
+	n := int(args()[0])
+	cs := group(n)
+	done := make(chan bool)
+	for i := range n {
+		go member(cs[i], done)
+	}
+	for range n {
+		<-done
+	}
+}
+";
+    for n in [1usize, 2, 3] {
+        // d's sum: f32 additions in rank order.
+        let d = (1..n).fold(1.0f32, |s, r| s + (1.0 / (r as f64 + 1.0)) as f32) as f64;
+        for workers in [1, 2, 4] {
+            for seed in 0..3 {
+                let (out, stderr, code) = run(src, workers, seed, &[n.to_string()]);
+                assert_eq!((stderr.as_str(), code), ("", 0));
+                let mut lines: Vec<&str> = out.lines().collect();
+                let head = lines
+                    .iter()
+                    .position(|l| l.starts_with("4 "))
+                    .expect("rank 0's line");
+                assert_eq!(
+                    lines.remove(head),
+                    format!("4 [2 3] [3 2] [0] [1] [{}]", format_float(d)),
+                );
+                lines.sort();
+                let want: Vec<String> = (0..n).map(|r| format!("{r} true 0")).collect();
+                assert_eq!(lines, want, "{out}");
+            }
+        }
+    }
+}
+
 #[test]
 fn different_collectives_at_one_step_panic() {
     let src = "func main() {

@@ -781,6 +781,7 @@ fn collectives_verify_and_their_rules_hold() {
     b.var(main, "k", Type::comm());
     b.var(main, "f", Type::float());
     b.var(main, "fs", Type::list(Type::float()));
+    b.var(main, "ts", Type::list(Type::tensor()));
     b.op(main, "c_group")
         .input("N", ["v"])
         .output("Out", ["cs"])
@@ -795,6 +796,11 @@ fn collectives_verify_and_their_rules_hold() {
         .input("Comm", ["k"])
         .input("X", ["f"])
         .output("Out", ["f"])
+        .finish();
+    b.op(main, "c_allreduce_sum")
+        .input("Comm", ["k"])
+        .input("X", ["ts"])
+        .output("Out", ["ts"])
         .finish();
     b.op(main, "c_broadcast")
         .input("Comm", ["k"])
@@ -854,6 +860,12 @@ fn collectives_verify_and_their_rules_hold() {
         .output("Out", ["cs"])
         .finish();
     b.op(main, "c_world").output("Out", ["cs"]).finish();
+    b.var(main, "fs", Type::list(Type::float()));
+    b.op(main, "c_allreduce_min")
+        .input("Comm", ["k"])
+        .input("X", ["fs"])
+        .output("Out", ["fs"])
+        .finish();
     let p = b.build();
     rejects(
         &p,
@@ -886,5 +898,9 @@ fn collectives_verify_and_their_rules_hold() {
     rejects(
         &p,
         "block 1, op 8 (c_world): slot \"Out\" needs comm but \"cs\" is []comm",
+    );
+    rejects(
+        &p,
+        "block 1, op 9 (c_allreduce_min): c_allreduce_min does not apply to \"fs\" of type []float",
     );
 }

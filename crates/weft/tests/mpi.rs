@@ -294,6 +294,49 @@ func main() {
     }
 }
 
+/// A list all-reduce over `world()`: each element is the all-reduce of
+/// that element alone (a large tensor among small ones, so the data
+/// takes the sliced path), and lists whose shapes differ panic with
+/// both lists' shapes, on every process.
+#[test]
+fn lists_of_tensors_reduce_across_processes() {
+    let src = "func main() {
+\tw := world()
+\tr := float(rank(w))
+\tl := []tensor{full([]int{2}, 1.0 / (r + 3.0)), randn([]int{300, 300}, rank(w)), zeros([]int{0})}
+\tgot := allreduce_sum(w, l)
+\tsame := true
+\tfor i, t := range l {
+\t\tone := allreduce_sum(w, t)
+\t\tsame = same && str(shape(one)) == str(shape(got[i])) && sum((one - got[i]) * (one - got[i])) == 0.0
+\t}
+\tprint(rank(w), same, len(got), shape(got[1]))
+\ts := []int{2}
+\tif rank(w) == size(w)-1 {
+\t\ts = []int{1, 2}
+\t}
+\tallreduce_max(w, []tensor{ones([]int{3}), zeros(s)})
+}
+";
+    let p = program("lists.weft", src);
+    for n in [2, 3] {
+        let Some(out) = run(n, &[&p]) else {
+            return;
+        };
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+        lines.sort();
+        let want: Vec<String> = (0..n).map(|r| format!("{r} true 3 [300 300]")).collect();
+        assert_eq!(lines, want);
+        let msg = format!(
+            "panic: allreduce_max: shape mismatch: [[3] [2]] (rank 0) vs [[3] [1 2]] (rank {})",
+            n - 1
+        );
+        let err = text(&out.stderr);
+        assert!(err.contains(&msg), "{err}");
+    }
+}
+
 /// A binary built with MPI also runs alone, as rank 0 of 1.
 #[test]
 fn alone_a_binary_with_mpi_is_one_process() {

@@ -501,3 +501,40 @@ func main() {
     assert_eq!(text(&out.stderr), "");
     assert_eq!(text(&out.stdout), "sim:0 3.0\nsim:1 3.0\n");
 }
+
+/// A list all-reduce leaves each result where the member's own tensor
+/// was: here the first on the member's device, the second on the host,
+/// over a group of two (through the host) and a group of one (the list
+/// itself).
+#[test]
+fn a_list_all_reduce_keeps_each_tensor_on_its_own_device() {
+    const SRC: &str = r#"func member(c comm, dev string, out chan string) {
+	x := to(full([]int{2}, float(rank(c) + 1)), dev)
+	h := full([]int{3}, 10.0)
+	s := allreduce_sum(c, []tensor{x, h})
+	out <- device(s[0]) + " " + str(get(s[0], 1)) + " " + device(s[1]) + " " + str(get(s[1], 2))
+}
+
+func main() {
+	cs := group(2)
+	out := make(chan string)
+	go member(cs[0], "sim:0", out)
+	go member(cs[1], "sim:1", out)
+	a := <-out
+	b := <-out
+	if a > b {
+		a, b = b, a
+	}
+	print(a)
+	print(b)
+	go member(group(1)[0], "sim:1", out)
+	print(<-out)
+}
+"#;
+    let out = run(true, "list_two.weft", SRC, &["--workers", "2"]);
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(
+        text(&out.stdout),
+        "sim:0 3.0 cpu 20.0\nsim:1 3.0 cpu 20.0\nsim:1 1.0 cpu 10.0\n"
+    );
+}

@@ -17,7 +17,8 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
         "add" | "sub" | "mul" | "div" => r.arith(bd),
         "neg" => {
             if let Some((x, t)) = bd.input("X") {
-                r.applies(x, t, t.is_int() || t.is_float() || t.is_tensor());
+                let tensors = t.list_elem().is_some_and(|e| e.is_tensor());
+                r.applies(x, t, t.is_int() || t.is_float() || t.is_tensor() || tensors);
                 r.same(bd.output("Out"), "Out", Some((x, t)), "X");
             }
         }
@@ -94,7 +95,8 @@ pub(super) fn check(cx: &mut Ctx<'_>, site: &Site, op: &str, bd: &Bound<'_>) {
         }
         "c_allreduce_sum" | "c_allreduce_max" | "c_allreduce_min" | "c_allreduce_prod" => {
             if let Some((x, t)) = bd.input("X") {
-                r.applies(x, t, t.is_int() || t.is_float() || t.is_tensor());
+                let tensors = t.list_elem().is_some_and(|e| e.is_tensor());
+                r.applies(x, t, t.is_int() || t.is_float() || t.is_tensor() || tensors);
                 r.same(bd.output("Out"), "Out", Some((x, t)), "X");
             }
         }

@@ -632,10 +632,10 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// `allreduce_*(c, x)` (x an int, float or tensor), `broadcast(c, x,
-    /// root)` and `allgather(c, x)` (x of any type). An untyped constant
-    /// `x` takes its default type; the result has x's type (a list of it
-    /// for `allgather`).
+    /// `allreduce_*(c, x)` (x an int, float, tensor or list of tensors),
+    /// `broadcast(c, x, root)` and `allgather(c, x)` (x of any type). An
+    /// untyped constant `x` takes its default type; the result has x's
+    /// type (a list of it for `allgather`).
     fn collective(&mut self, e: &Expr, b: Builtin, args: &[Expr]) -> Operand {
         let name = b.name();
         let ctx = Context::Argument(name.to_string());
@@ -653,6 +653,9 @@ impl<'a> Checker<'a> {
         let ty = match x.ty {
             Ty::Invalid => return Operand::invalid(),
             Ty::Int | Ty::Float | Ty::Tensor => x.ty,
+            // A list of tensors: a bucketed all-reduce, every tensor
+            // reduced elementwise in one rendezvous.
+            Ty::List(e) if reduction && *e == Ty::Tensor => Ty::List(e),
             t if reduction => {
                 let err = CheckError::ReduceArgType {
                     expr: self.text(args[1].span),

@@ -911,9 +911,9 @@ pub enum CheckError {
         name: String,
     },
     /// The value of a reduction (`allreduce_sum` and the like) is not an
-    /// `int`, `float` or `tensor`.
+    /// `int`, `float`, `tensor` or `[]tensor`.
     #[error(
-        "invalid argument: {expr} (type {ty}) for built-in {builtin} (want int, float or tensor)"
+        "invalid argument: {expr} (type {ty}) for built-in {builtin} (want int, float, tensor or []tensor)"
     )]
     ReduceArgType {
         /// The argument.
