@@ -7,29 +7,28 @@
 //!
 //! Tensors: a host tensor's buffer goes to the backend as it is (an `Arc`,
 //! no copy; a lazy transpose is made row-major first), and a reduced
-//! buffer comes back as a host tensor over the same `Arc`.
-//!
-//! A list of tensors (a bucketed all-reduce, docs/collectives.md, "Lists
-//! of tensors") goes to the backend as one buffer, the tensors' elements
-//! one after the other, so the members meet once for the whole list; the
-//! result is cut back into tensors of the members' shapes, each on its
-//! own tensor's device. The members must agree on every shape: the list's
-//! shapes are part of the type name the backend compares
-//! ([`LIST_TY`]), and a mismatch of them is reported as a shape mismatch
-//! ([`list_mismatch`]). A tensor on a
+//! buffer comes back as a host tensor over the same `Arc`. A tensor on a
 //! device takes the host path: copied to the host, reduced there, and the
 //! result copied back to the device of the member's value, so the result
 //! always lives where the member's `x` did. `broadcast` and `allgather`
 //! move tensors as values (shared, not copied), and copy one to the
 //! member's device only when it lives elsewhere.
 //!
+//! A list of tensors (a bucketed all-reduce, docs/collectives.md, "Lists
+//! of tensors") goes to the backend as one buffer, the tensors' elements
+//! one after the other, so the members meet once for the whole list; the
+//! result is cut back into tensors of the members' shapes, each on its
+//! own tensor's device. The members must agree on every shape: the list's
+//! shapes are part of the type name the backend compares ([`LIST_TY`]),
+//! and a mismatch of them is reported as a shape mismatch
+//! ([`list_mismatch`]).
+//!
 //! Memory: what a result allocates is asked of the memory ceiling before
 //! the call (a reduced tensor's buffer, a gathered list); device copies
 //! go through `tensor_ops::run`, which asks for its own.
 
-use std::sync::Arc;
-
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use weft_coll::{CollError, Data, Op, Outcome};
 use weft_rt::memlimit::Ceiling;
