@@ -446,6 +446,25 @@ fn the_pipeline_example_runs_its_stages_on_two_devices() {
     );
 }
 
+/// The `main` of the two-member tests below: `member` on `sim:0` and on
+/// `sim:1` over one group, their lines printed in order, then `more`.
+const TWO_MEMBERS: &str = r#"
+func main() {
+	cs := group(2)
+	out := make(chan string)
+	go member(cs[0], "sim:0", out)
+	go member(cs[1], "sim:1", out)
+	a := <-out
+	b := <-out
+	if a > b {
+		a, b = b, a
+	}
+	print(a)
+	print(b)
+	more(out)
+}
+"#;
+
 /// An all-reduce over a group of one hands back the member's own tensor,
 /// on the device where it lives, without a trip through the host: the
 /// trace has the one copy that put the tensor there and no other, and a
@@ -483,21 +502,10 @@ fn an_all_reduce_over_a_group_of_one_keeps_a_device_tensor_where_it_is() {
 	out <- device(s) + " " + str(get(s, 1))
 }
 
-func main() {
-	cs := group(2)
-	out := make(chan string)
-	go member(cs[0], "sim:0", out)
-	go member(cs[1], "sim:1", out)
-	a := <-out
-	b := <-out
-	if a > b {
-		a, b = b, a
-	}
-	print(a)
-	print(b)
-}
+func more(out chan string) {}
 "#;
-    let out = run(true, "group_of_two.weft", TWO, &["--workers", "2"]);
+    let src = format!("{TWO}{TWO_MEMBERS}");
+    let out = run(true, "group_of_two.weft", &src, &["--workers", "2"]);
     assert_eq!(text(&out.stderr), "");
     assert_eq!(text(&out.stdout), "sim:0 3.0\nsim:1 3.0\n");
 }
@@ -515,23 +523,13 @@ fn a_list_all_reduce_keeps_each_tensor_on_its_own_device() {
 	out <- device(s[0]) + " " + str(get(s[0], 1)) + " " + device(s[1]) + " " + str(get(s[1], 2))
 }
 
-func main() {
-	cs := group(2)
-	out := make(chan string)
-	go member(cs[0], "sim:0", out)
-	go member(cs[1], "sim:1", out)
-	a := <-out
-	b := <-out
-	if a > b {
-		a, b = b, a
-	}
-	print(a)
-	print(b)
+func more(out chan string) {
 	go member(group(1)[0], "sim:1", out)
 	print(<-out)
 }
 "#;
-    let out = run(true, "list_two.weft", SRC, &["--workers", "2"]);
+    let src = format!("{SRC}{TWO_MEMBERS}");
+    let out = run(true, "list_two.weft", &src, &["--workers", "2"]);
     assert_eq!(text(&out.stderr), "");
     assert_eq!(
         text(&out.stdout),
