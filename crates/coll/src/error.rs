@@ -98,8 +98,9 @@ pub enum CollError {
     Internal(&'static str),
 }
 
-/// A shape as the language prints it: `[2 3]`.
-struct Dims<'a>(&'a [usize]);
+/// A shape as the language prints it, and as the mismatch messages name
+/// it: `[2 3]`.
+pub struct Dims<'a>(pub &'a [usize]);
 
 impl fmt::Display for Dims<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -28,9 +28,10 @@
 //! go through `tensor_ops::run`, which asks for its own.
 
 use std::borrow::Cow;
+use std::fmt::Write;
 use std::sync::Arc;
 
-use weft_coll::{CollError, Data, Op, Outcome};
+use weft_coll::{CollError, Data, Dims, Op, Outcome};
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime};
 use weft_tensor::Tensor;
@@ -145,7 +146,7 @@ async fn list(items: &Arc<Vec<Value>>, mem: Ceiling) -> Result<Prepared, Runtime
         if i > 0 {
             ty.push(' ');
         }
-        ty.push_str(&dims(host.dims()));
+        let _ = write!(ty, "{}", Dims(host.dims()));
         flat.extend_from_slice(&host_buffer(&host)?);
         parts.push((Arc::from(host.dims()), home));
     }
@@ -176,12 +177,6 @@ async fn on_host(t: Box<Tensor>, mem: Ceiling) -> Result<Tensor, RuntimeError> {
 fn host_buffer(host: &Tensor) -> Result<Arc<Vec<f32>>, RuntimeError> {
     host.host_buffer()
         .ok_or_else(|| RuntimeError::unexpected("host tensor", host))
-}
-
-/// A shape as the language prints it: `[2 3]`.
-fn dims(d: &[usize]) -> String {
-    let parts: Vec<String> = d.iter().map(|n| n.to_string()).collect();
-    format!("[{}]", parts.join(" "))
 }
 
 /// A backend error of a collective in which some member passed a list of
