@@ -53,6 +53,7 @@ fn tuning() -> Tuning {
         small_elems: var("WEFT_COLL_SMALL").unwrap_or(d.small_elems),
         chunk_elems: var("WEFT_COLL_CHUNK").unwrap_or(d.chunk_elems),
         progress: Some(weft_rt::release_lifo),
+        handoff: Some(weft_rt::hand_off_lifo),
     }
 }
 

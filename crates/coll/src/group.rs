@@ -56,6 +56,14 @@ pub struct Tuning {
     /// its grace period (docs/runtime.md, "The LIFO grace period"). The
     /// crate itself knows nothing of tasks.
     pub progress: Option<fn()>,
+    /// Called by the member that completes a step (or starts a sliced
+    /// job) right after it has woken the members that waited for it, with
+    /// the lock released: they will run beside it, not after it. On
+    /// `weft-rt` it is `weft_rt::hand_off_lifo`, which offers the woken
+    /// task to idle workers at once instead of keeping it on the waking
+    /// worker for `progress`'s grace period (docs/runtime.md, "Hand-off
+    /// after a collective").
+    pub handoff: Option<fn()>,
 }
 
 impl Default for Tuning {
@@ -64,6 +72,7 @@ impl Default for Tuning {
             small_elems: 4 << 20,
             chunk_elems: 16 << 10,
             progress: None,
+            handoff: None,
         }
     }
 }
@@ -366,7 +375,7 @@ impl<V: Clone + Send> Call<V> {
                 }
             }
             drop(st);
-            wake.into_iter().for_each(Waker::wake);
+            wake_peers(wake, g.tuning.handoff);
             return self.parked(cx);
         }
         let big = matches!(deps.first().map(|d| &d.data), Some(Data::F32 { .. }));
@@ -393,7 +402,7 @@ impl<V: Clone + Send> Call<V> {
         st.deliver(me, None, &out, &mut wake);
         self.stage = Stage::Done;
         drop(st);
-        wake.into_iter().for_each(Waker::wake);
+        wake_peers(wake, g.tuning.handoff);
         Poll::Ready(Ok(out))
     }
 
@@ -453,7 +462,7 @@ impl<V: Clone + Send> Call<V> {
             let mut st = g.state.lock();
             st.deliver(me, Some(&job), &out, &mut wake);
             drop(st);
-            wake.into_iter().for_each(Waker::wake);
+            wake_peers(wake, g.tuning.handoff);
             return Poll::Ready(Ok(out));
         }
         let mut st = g.state.lock();
@@ -496,6 +505,17 @@ impl<V> Drop for Call<V> {
         }
         drop(st);
         wake.into_iter().for_each(Waker::wake);
+    }
+}
+
+/// Wakes the members a step's result (or a sliced job) was delivered to,
+/// with the lock released, then calls the `handoff` hook: the caller goes
+/// on running, and so will they.
+fn wake_peers(wake: Wakers, handoff: Option<fn()>) {
+    let woke = !wake.is_empty();
+    wake.into_iter().for_each(Waker::wake);
+    if let (true, Some(f)) = (woke, handoff) {
+        f();
     }
 }
 

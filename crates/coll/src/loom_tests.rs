@@ -40,6 +40,7 @@ const SLICED: Tuning = Tuning {
     small_elems: 1,
     chunk_elems: 1,
     progress: None,
+    handoff: None,
 };
 
 /// Every tensor all-reduce takes the small path.
@@ -47,6 +48,7 @@ const SMALL: Tuning = Tuning {
     small_elems: usize::MAX,
     chunk_elems: 1,
     progress: None,
+    handoff: None,
 };
 
 fn ty(s: &'static str) -> Cow<'static, str> {

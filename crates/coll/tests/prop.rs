@@ -364,6 +364,7 @@ fn scenario(max_elems: usize, tuned: bool) -> impl Strategy<Value = Scenario> {
                     small_elems: small,
                     chunk_elems: chunk,
                     progress: Some(weft_rt::release_lifo),
+                    handoff: Some(weft_rt::hand_off_lifo),
                 }
             } else {
                 // Tensors of up to 40000 elements: groups of 2 and more
@@ -371,6 +372,7 @@ fn scenario(max_elems: usize, tuned: bool) -> impl Strategy<Value = Scenario> {
                 Tuning {
                     small_elems: 65536,
                     progress: Some(weft_rt::release_lifo),
+                    handoff: Some(weft_rt::hand_off_lifo),
                     ..Tuning::default()
                 }
             };
@@ -545,7 +547,7 @@ proptest! {
     ) {
         let (ops, vals) = bad;
         let want = expected_error(&ops, &vals);
-        let members = group_tuned::<V>(n, 1, Tuning { small_elems: 4, chunk_elems: 2, progress: None }).unwrap();
+        let members = group_tuned::<V>(n, 1, Tuning { small_elems: 4, chunk_elems: 2, progress: None, handoff: None }).unwrap();
         let reports = Chan::<Result<(), String>>::new(n);
         let prefix = Arc::new(prefix);
         let (ops, vals) = (Arc::new(ops), Arc::new(vals));

@@ -1398,10 +1398,12 @@ fn group(
     if let Err(e) = mem.check(n.saturating_mul(MEMBER_BYTES)) {
         return Break(out_of_memory(f, at, e));
     }
-    // The progress hook lets members woken to share a large reduction's
-    // chunks reach idle workers (docs/collectives.md).
+    // The hooks let woken members reach idle workers: at once after a
+    // step completes, and during a large reduction's chunks
+    // (docs/collectives.md).
     let tuning = weft_coll::Tuning {
         progress: Some(runtime::release_lifo),
+        handoff: Some(runtime::hand_off_lifo),
         ..weft_coll::Tuning::default()
     };
     match weft_coll::group_tuned::<Value>(n, rings as usize, tuning) {

@@ -259,20 +259,19 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                         let Some((op, args, at)) = w.into_tensor() else {
                             return lost(&sh, "tensor op");
                         };
-                        // A compute pool thread or a device will wake this task: the
-                        // run is not deadlocked while it waits.
-                        let _hold = runtime::external_wait();
+                        // A compute pool thread or a device may wake this task: the
+                        // run is not deadlocked while it waits (`external` holds
+                        // that from the first `Pending`; an inline kernel never
+                        // touches the run's shared state).
                         let place = tensor_ops::Place {
                             here: &st.device,
                             strict: sh.strict_placement,
                         };
-                        let done =
-                            match Box::pin(tensor_ops::run(op, args.into_vec(), sh.mem, place))
-                                .await
-                            {
-                                Ok(v) => write_out(&mut st, &sh.prog, at, v),
-                                Err(e) => Err(st.failure(&sh.prog, at, e)),
-                            };
+                        let run = Box::pin(tensor_ops::run(op, args.into_vec(), sh.mem, place));
+                        let done = match runtime::external(run).await {
+                            Ok(v) => write_out(&mut st, &sh.prog, at, v),
+                            Err(e) => Err(st.failure(&sh.prog, at, e)),
+                        };
                         if let Err(f) = done {
                             return sh.end_failed(f);
                         }
@@ -424,19 +423,28 @@ async fn collective(
 ) -> Result<(), Failure> {
     let prog = &sh.prog;
     let CollWait { comm, op, ty, x } = call;
+    // Trace spans (tracing runs only): the member's value made into the
+    // collective's data, the collective (its wait is a span of its own
+    // when the member parks), the result made into a value.
+    let pack = runtime::trace_span("collective: pack");
     let coll_ops::Prepared { data, ty, home } = coll_ops::data(op, ty, x, comm.size(), sh.mem)
         .await
         .map_err(|e| st.failure(prog, at, e))?;
+    drop(pack);
     st.record_wait(prog, WaitKind::Collective, at);
+    let call = runtime::trace_span(op.name());
     let got = match &comm {
         CommVal::Group(member) => member.call(op, ty, data).await.map_err(RuntimeError::from),
         CommVal::World(procs) => xproc::world_call(procs, op, ty, data).await,
     };
+    drop(call);
     runtime::clear_wait();
     let out = got.map_err(|e| st.failure(prog, at, coll_ops::list_mismatch(e)))?;
+    let unpack = runtime::trace_span("collective: unpack");
     let v = coll_ops::value(out, home, sh.mem)
         .await
         .map_err(|e| st.failure(prog, at, e))?;
+    drop(unpack);
     match st.instr(prog, at) {
         Some(Instr::Collective(c)) => {
             if let Some(o) = c.out {
@@ -507,9 +515,9 @@ fn record_wait_in(cur: FuncId, f: &Func, kind: WaitKind, at: usize) {
 /// Waits until received tensors' values are on their devices. A device
 /// or the compute pool, not a task, wakes the waiter: not a deadlock.
 async fn wait_ready(ts: &[Tensor]) -> Result<(), RuntimeError> {
-    let _hold = runtime::external_wait();
-    // Boxed: the loop's state is not part of every task's future.
-    Ok(Box::pin(all_ready(ts)).await?)
+    // Boxed: the loop's state is not part of every task's future. The hold
+    // is taken only if a copy is still in flight.
+    Ok(runtime::external(Box::pin(all_ready(ts))).await?)
 }
 
 async fn all_ready(ts: &[Tensor]) -> Result<(), weft_tensor::TensorError> {

@@ -223,9 +223,7 @@ impl Ctx {
         match self.lifo_seen.get() {
             Some(seen) if now.saturating_sub(seen) >= LIFO_GRACE_NS => {
                 // Stale: make it stealable and wake an idle worker for it.
-                self.lifo_seen.set(None);
-                self.local.push(task);
-                self.shared.notify_parked_local();
+                self.offer(task);
             }
             Some(_) => self.lifo.set(Some(task)),
             None => {
@@ -233,6 +231,25 @@ impl Ctx {
                 self.lifo.set(Some(task));
             }
         }
+    }
+
+    /// `hand_off_lifo`: the LIFO task, if any, goes where other workers
+    /// steal, at once. With one worker it does nothing.
+    pub fn hand_off_lifo(&self) {
+        if self.shared.workers == 1 {
+            return;
+        }
+        if let Some(task) = self.lifo.take() {
+            self.offer(task);
+        }
+    }
+
+    /// Moves a task taken from the LIFO slot to the back of the local
+    /// queue and wakes an idle worker for it.
+    fn offer(&self, task: Arc<Task>) {
+        self.lifo_seen.set(None);
+        self.local.push(task);
+        self.shared.notify_parked_local();
     }
 
     /// Appends a span to this worker's trace buffer (tracing on only).
@@ -487,6 +504,18 @@ pub fn release_lifo() {
     with_ctx(|ctx| ctx.release_stale_lifo());
 }
 
+/// Hands the task waiting in this worker's LIFO slot to other workers
+/// now, without `release_lifo`'s grace period: it goes to the back of the
+/// worker's queue and one idle worker is woken (a spinning one finds it
+/// within a microsecond or so). For a waker that knows the task it woke
+/// will run beside it rather than after it: a collective's last member
+/// wakes the others and goes on computing, and they go on too, in
+/// parallel (docs/runtime.md, "Hand-off after a collective"). With one
+/// worker it does nothing.
+pub fn hand_off_lifo() {
+    with_ctx(|ctx| ctx.hand_off_lifo());
+}
+
 struct YieldNow {
     yielded: bool,
 }
@@ -592,6 +621,49 @@ pub fn external_wait() -> ExternalWait {
     ExternalWait { shared }
 }
 
+/// Runs `fut`, which a thread outside the run's tasks may finish (a
+/// compute pool, a device), as if an [`external_wait`] guard were held
+/// while it runs, but takes the guard only when `fut` first returns
+/// `Pending`: the run cannot be found deadlocked before that, since the
+/// task is still being polled. A future that completes in its first poll
+/// (a small kernel run inline, nearly every tensor op of a training step)
+/// so touches no counter shared between workers; the guard's two
+/// read-modify-writes of the run's shared state, its wake-up check and its
+/// reference counts were about 1 µs a tensor op when two tasks on two
+/// cores of a 16-core machine ran ops at once (docs/performance.md,
+/// "Eighteenth session"). Calls `release_lifo` first, as `external_wait`
+/// does.
+pub fn external<F: Future + Unpin>(fut: F) -> External<F> {
+    release_lifo();
+    External { fut, hold: None }
+}
+
+/// The future of [`external`].
+pub struct External<F> {
+    fut: F,
+    hold: Option<ExternalWait>,
+}
+
+impl<F: Future + Unpin> Future for External<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        match Pin::new(&mut this.fut).poll(cx) {
+            Poll::Ready(v) => {
+                this.hold = None;
+                Poll::Ready(v)
+            }
+            Poll::Pending => {
+                if this.hold.is_none() {
+                    this.hold = Some(external_wait());
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
 /// Guard returned by [`external_wait`]; `Send`, so it can move to the
 /// thread that will do the waking.
 pub struct ExternalWait {
@@ -601,9 +673,11 @@ pub struct ExternalWait {
 impl Drop for ExternalWait {
     fn drop(&mut self) {
         if let Some(shared) = self.shared.take().and_then(|w| w.upgrade()) {
-            shared.holds.fetch_sub(1, Ordering::SeqCst);
-            // Let a parked worker re-run the deadlock check.
-            shared.notify_parked_remote();
+            // The last hold gone: let a parked worker re-run the deadlock
+            // check (while others remain, no deadlock can be reported).
+            if shared.holds.fetch_sub(1, Ordering::SeqCst) == 1 {
+                shared.notify_parked_remote();
+            }
         }
     }
 }

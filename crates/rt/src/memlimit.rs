@@ -7,24 +7,71 @@
 //! limit instead of taking the machine down, and an allocation larger than
 //! the limit is refused before it is attempted (not an abort of the process).
 //!
-//! Invariants: `ALLOCATED` is the number of bytes currently allocated
-//! through [`CountingAlloc`] (zero when another allocator is in use, as in
-//! tests: then only single requests larger than the limit are refused); a
-//! limit of 0 means none. The counter is a relaxed atomic: the ceiling is a
-//! guard rail, checked at growth points with the size about to be
-//! allocated, not an exact cap on every byte (the runtime's own bookkeeping
-//! and allocator slack are counted only as they happen).
+//! Invariants: `ALLOCATED` plus every thread's `PENDING` is the number of
+//! bytes currently allocated through [`CountingAlloc`] (zero when another
+//! allocator is in use, as in tests: then only single requests larger than
+//! the limit are refused); a limit of 0 means none. The ceiling is a guard
+//! rail, checked at growth points with the size about to be allocated, not
+//! an exact cap on every byte (the runtime's own bookkeeping and allocator
+//! slack are counted only as they happen), so the count may lag: each
+//! thread adds what it allocates and frees to its own `PENDING` and moves
+//! that to `ALLOCATED` once it reaches `FLUSH` bytes either way, so
+//! [`allocated`] is off by less than `FLUSH` bytes a thread. One shared
+//! counter written by every allocation of the process made two trainers on
+//! two cores of a 16-core machine pass its cache line back and forth on
+//! every tensor op (docs/performance.md, "Eighteenth session"). A thread
+//! that ends leaves its last `PENDING` (under `FLUSH`) uncounted; the
+//! run's threads (workers, the compute pool) live as long as the process.
+//! A thread may free what another allocated, so `ALLOCATED` may go below
+//! zero for a while; [`allocated`] reads it as 0 then.
 //!
 //! The one module of the crate that names `std`'s atomics rather than the
 //! loom facade (`weft_chan::loom`): the counter is a `static` that the
-//! global allocator updates on every allocation of the process, loom's
-//! atomics are neither `const`-constructible nor usable outside a model,
-//! and the counter takes part in no protocol that the loom tests check.
+//! global allocator updates, loom's atomics are neither
+//! `const`-constructible nor usable outside a model, and the counter takes
+//! part in no protocol that the loom tests check.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
-static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+static ALLOCATED: AtomicIsize = AtomicIsize::new(0);
+
+/// How many bytes a thread's count may drift before it is added to
+/// `ALLOCATED` (either way).
+const FLUSH: isize = 256 << 10;
+
+thread_local! {
+    /// This thread's allocations less its frees not yet in `ALLOCATED`.
+    /// A `const` `Cell` of a type without `Drop`: no destructor is
+    /// registered and the first use allocates nothing, which the global
+    /// allocator needs.
+    static PENDING: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Counts `bytes` allocated (positive) or freed (negative).
+#[inline]
+fn count(bytes: isize) {
+    let full = PENDING.try_with(|p| {
+        let v = p.get() + bytes;
+        if v.unsigned_abs() >= FLUSH as usize {
+            p.set(0);
+            v
+        } else {
+            p.set(v);
+            0
+        }
+    });
+    match full {
+        Ok(0) => {}
+        Ok(v) => {
+            ALLOCATED.fetch_add(v, Relaxed);
+        }
+        Err(_) => {
+            ALLOCATED.fetch_add(bytes, Relaxed);
+        }
+    }
+}
 
 /// The system allocator, counting the bytes it holds.
 pub struct CountingAlloc;
@@ -37,7 +84,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         // SAFETY: the caller's layout is forwarded unchanged.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
-            ALLOCATED.fetch_add(layout.size(), Relaxed);
+            count(layout.size() as isize);
         }
         p
     }
@@ -46,7 +93,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         // SAFETY: the caller's layout is forwarded unchanged.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
-            ALLOCATED.fetch_add(layout.size(), Relaxed);
+            count(layout.size() as isize);
         }
         p
     }
@@ -54,7 +101,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` was allocated by `System` with this layout.
         unsafe { System.dealloc(ptr, layout) };
-        ALLOCATED.fetch_sub(layout.size(), Relaxed);
+        count(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -62,16 +109,16 @@ unsafe impl GlobalAlloc for CountingAlloc {
         // guarantees `new_size` is valid for it.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
-            ALLOCATED.fetch_add(new_size, Relaxed);
-            ALLOCATED.fetch_sub(layout.size(), Relaxed);
+            count(new_size as isize - layout.size() as isize);
         }
         p
     }
 }
 
-/// Bytes allocated now through [`CountingAlloc`] (0 if it is not installed).
+/// Bytes allocated now through [`CountingAlloc`], to within `FLUSH` (256
+/// KiB) a thread (0 if it is not installed).
 pub fn allocated() -> usize {
-    ALLOCATED.load(Relaxed)
+    ALLOCATED.load(Relaxed).max(0) as usize
 }
 
 /// The default ceiling: three quarters of the machine's memory, read from
@@ -177,6 +224,29 @@ mod tests {
         if let Some(d) = default_limit() {
             assert!(d > 1 << 20, "{d}");
         }
+    }
+
+    /// A thread's count reaches the shared one once it has drifted `FLUSH`
+    /// bytes, either way, and frees counted on another thread may take the
+    /// shared count below zero for a while, which reads as 0. The counting
+    /// allocator is not installed in this test binary, so only these calls
+    /// move `ALLOCATED`.
+    #[test]
+    fn counts_reach_the_shared_counter_within_flush_a_thread() {
+        let base = ALLOCATED.load(Relaxed);
+        count(FLUSH - 1);
+        assert_eq!(ALLOCATED.load(Relaxed), base);
+        count(1);
+        assert_eq!(ALLOCATED.load(Relaxed), base + FLUSH);
+        count(-(FLUSH / 2));
+        assert_eq!(ALLOCATED.load(Relaxed), base + FLUSH);
+        std::thread::spawn(|| count(-4 * FLUSH)).join().unwrap();
+        assert_eq!(ALLOCATED.load(Relaxed), base - 3 * FLUSH);
+        assert_eq!(allocated(), 0);
+        std::thread::spawn(|| count(3 * FLUSH)).join().unwrap();
+        assert_eq!(ALLOCATED.load(Relaxed), base);
+        count(FLUSH / 2);
+        assert_eq!(ALLOCATED.load(Relaxed), base);
     }
 
     /// Without the counting allocator nothing is counted as held, so only

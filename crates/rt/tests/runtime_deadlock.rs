@@ -270,3 +270,51 @@ fn a_task_waiting_on_the_compute_pool_under_a_hold_is_not_deadlocked() {
         assert_eq!(out, RunOutcome::Returned, "workers {workers}");
     }
 }
+
+#[test]
+fn a_task_waiting_on_the_compute_pool_through_external_is_not_deadlocked() {
+    // `external` takes the hold at the first `Pending`, as the interpreter
+    // does around every tensor operation.
+    for workers in [1, 2] {
+        let out = Runtime::new(cfg(workers)).run(async {
+            let job = weft_tensor::compute(weft_tensor::INLINE_COST, || {
+                std::thread::sleep(Duration::from_millis(20));
+                5
+            });
+            let v = runtime::external(Box::pin(job)).await;
+            assert_eq!(v, 5);
+            TaskEnd::Returned
+        });
+        assert_eq!(out, RunOutcome::Returned, "workers {workers}");
+    }
+}
+
+/// `external` over a future that completes at once, and over one that
+/// waits on the compute pool, leaves no hold behind: a task that then
+/// blocks for good is reported. A leaked hold would hang the run, so it
+/// runs on a thread under a watchdog.
+#[test]
+fn external_leaves_no_hold_behind() {
+    for workers in [1, 2] {
+        let (done, wait) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let out = Runtime::new(cfg(workers)).run(async {
+                assert_eq!(runtime::external(std::future::ready(3)).await, 3);
+                let job = weft_tensor::compute(weft_tensor::INLINE_COST, || 4);
+                assert_eq!(runtime::external(Box::pin(job)).await, 4);
+                let (_keep, mut never) = tokio::sync::mpsc::channel::<u32>(1);
+                runtime::set_wait(WaitKind::ChanRecv, loc(8));
+                never.recv().await;
+                TaskEnd::Returned
+            });
+            done.send(out).ok();
+        });
+        let out = wait
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("workers {workers}: no deadlock report (a hold leaked)"));
+        assert!(
+            matches!(out, RunOutcome::Deadlock(_)),
+            "workers {workers}: {out:?}"
+        );
+    }
+}

@@ -2,7 +2,8 @@
 //! or `preempt_point` does not starve others, and two tasks handing a value
 //! back and forth through the LIFO slot do not starve the queue; with two,
 //! a task left in the LIFO slot by a long poll is run by the other worker,
-//! and so is one that a second wake-up moved from the slot to the queue.
+//! and so is one that a second wake-up moved from the slot to the queue,
+//! and `hand_off_lifo` hands it over at once.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -185,6 +186,71 @@ fn a_long_poll_hands_its_lifo_task_to_the_other_worker() {
             "the woken task did not run during the long poll"
         );
         assert_ne!(other, Some(me), "the woken task ran on the busy worker");
+        TaskEnd::Returned
+    });
+    assert_eq!(out, RunOutcome::Returned);
+}
+
+/// `hand_off_lifo` right after a wake-up: the woken task runs on the other
+/// worker while this poll goes on, with no grace period and no further
+/// call (this poll makes no preemption point and no `release_lifo` call,
+/// so without the hand-off the task would wait in the LIFO slot until the
+/// watchdog ends the poll).
+#[test]
+fn hand_off_lifo_gives_the_woken_task_to_the_other_worker_at_once() {
+    let cfg = Config {
+        workers: 2,
+        seed: 9,
+        trace: None,
+        max_tasks: None,
+    };
+    let out = Runtime::new(cfg).run(async {
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let ran_on = Arc::new(Mutex::new(None::<ThreadId>));
+        spawn_wait_once(&slot, &ran_on);
+        while slot.lock().unwrap().is_none() {
+            runtime::yield_now().await;
+        }
+        runtime::sleep(Duration::from_millis(5)).await;
+        let waker = slot.lock().unwrap().take().unwrap();
+        waker.wake();
+        runtime::hand_off_lifo();
+        let me = std::thread::current().id();
+        let watchdog = Instant::now();
+        while ran_on.lock().unwrap().is_none() && watchdog.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(me, std::thread::current().id(), "the poll was interrupted");
+        let other = *ran_on.lock().unwrap();
+        assert!(other.is_some(), "the handed-off task did not run");
+        assert_ne!(
+            other,
+            Some(me),
+            "the handed-off task ran on the busy worker"
+        );
+        TaskEnd::Returned
+    });
+    assert_eq!(out, RunOutcome::Returned);
+}
+
+/// With one worker `hand_off_lifo` does nothing: the woken task runs when
+/// the poll ends, and one-worker schedules stay independent of time.
+#[test]
+fn hand_off_lifo_with_one_worker_leaves_the_task_in_the_slot() {
+    let out = Runtime::new(one_worker()).run(async {
+        let slot = Arc::new(Mutex::new(None::<Waker>));
+        let ran_on = Arc::new(Mutex::new(None::<ThreadId>));
+        spawn_wait_once(&slot, &ran_on);
+        while slot.lock().unwrap().is_none() {
+            runtime::yield_now().await;
+        }
+        let waker = slot.lock().unwrap().take().unwrap();
+        waker.wake();
+        runtime::hand_off_lifo();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(ran_on.lock().unwrap().is_none(), "ran during the poll");
+        runtime::yield_now().await;
+        assert!(ran_on.lock().unwrap().is_some(), "did not run next");
         TaskEnd::Returned
     });
     assert_eq!(out, RunOutcome::Returned);
