@@ -4,7 +4,9 @@
 //! workers, prints the line the Go version prints for the same arguments.
 //! The expected lines below were printed by the Go programs; when `go` is on
 //! the PATH the Go programs are run too and must print the same lines, so
-//! the two sides cannot drift apart. No timing is checked here.
+//! the two sides cannot drift apart. The scaling program of
+//! `scripts/bench-scaling.sh` (`benches/scaling/tensor_tasks.weft`) is run
+//! here too. No timing is checked here.
 
 use std::fs;
 use std::path::PathBuf;
@@ -60,8 +62,13 @@ fn dir() -> PathBuf {
 }
 
 fn run_weft(name: &str, args: &[&str], workers: usize) -> Result<String, String> {
-    let file = format!("crates/weft/benches/programs/{name}.weft");
-    let src = fs::read_to_string(dir().join(format!("{name}.weft"))).map_err(|e| e.to_string())?;
+    run_file(&format!("programs/{name}.weft"), args, workers)
+}
+
+/// Runs `crates/weft/benches/PATH` and returns what it printed.
+fn run_file(path: &str, args: &[&str], workers: usize) -> Result<String, String> {
+    let file = format!("crates/weft/benches/{path}");
+    let src = fs::read_to_string(dir().join("..").join(path)).map_err(|e| e.to_string())?;
     let prog = weft_lang::compile(&file, &src).map_err(|d| d.render(&src))?;
     let r = run_program(
         &prog,
@@ -142,4 +149,14 @@ fn go_programs_print_the_expected_lines() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `scripts/bench-scaling.sh`'s program: K tasks of small tensor ops, each
+/// task's tensor converging to 2.0 everywhere.
+#[test]
+fn the_scaling_program_computes_the_same_sum_on_any_number_of_workers() {
+    for workers in [1, 2, 4] {
+        let out = run_file("scaling/tensor_tasks.weft", &["3", "30"], workers).unwrap();
+        assert_eq!(out, "tasks 3 ops 180 sum 12288.0\n", "--workers {workers}");
+    }
 }
