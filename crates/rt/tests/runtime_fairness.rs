@@ -147,45 +147,64 @@ fn spawn_wait_once(slot: &Arc<Mutex<Option<Waker>>>, ran_on: &Arc<Mutex<Option<T
     .unwrap();
 }
 
-#[test]
-fn a_long_poll_hands_its_lifo_task_to_the_other_worker() {
-    let cfg = Config {
+fn two_workers(seed: u64) -> Config {
+    Config {
         workers: 2,
-        seed: 5,
+        seed,
         trace: None,
         max_tasks: None,
-    };
-    let out = Runtime::new(cfg).run(async {
-        let slot = Arc::new(Mutex::new(None::<Waker>));
-        let ran_on = Arc::new(Mutex::new(None::<ThreadId>));
-        spawn_wait_once(&slot, &ran_on);
-        // Wait until the task has blocked (its waker is out, its poll over).
-        while slot.lock().unwrap().is_none() {
-            runtime::yield_now().await;
+    }
+}
+
+/// Spawns a task that waits once, lets it block, and wakes it from this
+/// task, which puts it in this worker's LIFO slot; returns where it will
+/// record the thread it ran on.
+async fn wake_a_blocked_task() -> Arc<Mutex<Option<ThreadId>>> {
+    let slot = Arc::new(Mutex::new(None::<Waker>));
+    let ran_on = Arc::new(Mutex::new(None::<ThreadId>));
+    spawn_wait_once(&slot, &ran_on);
+    // Wait until the task has blocked (its waker is out, its poll over).
+    while slot.lock().unwrap().is_none() {
+        runtime::yield_now().await;
+    }
+    runtime::sleep(Duration::from_millis(5)).await;
+    let waker = slot.lock().unwrap().take().unwrap();
+    waker.wake();
+    ran_on
+}
+
+/// Goes on with this poll (sleeping in 1 ms steps, calling
+/// `preempt_point` every 50 when `preempt`) until the task of `ran_on`
+/// has run or 5 s have passed; then checks that the poll was not
+/// interrupted and that the task ran, on another worker.
+async fn long_poll_until_it_ran(ran_on: &Mutex<Option<ThreadId>>, preempt: bool) {
+    let me = std::thread::current().id();
+    let watchdog = Instant::now();
+    let mut spins = 0u32;
+    while ran_on.lock().unwrap().is_none() && watchdog.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(1));
+        spins += 1;
+        if preempt && spins.is_multiple_of(50) {
+            runtime::preempt_point().await;
         }
-        runtime::sleep(Duration::from_millis(5)).await;
-        // From here on this is one long poll: the wake below puts the task
-        // in this worker's LIFO slot, and nothing here ends the poll (fewer
+    }
+    assert_eq!(me, std::thread::current().id(), "the poll was interrupted");
+    let other = *ran_on.lock().unwrap();
+    assert!(
+        other.is_some(),
+        "the woken task did not run during the long poll"
+    );
+    assert_ne!(other, Some(me), "the woken task ran on the busy worker");
+}
+
+#[test]
+fn a_long_poll_hands_its_lifo_task_to_the_other_worker() {
+    let out = Runtime::new(two_workers(5)).run(async {
+        // From the wake on this is one long poll: the woken task is in
+        // this worker's LIFO slot, and nothing here ends the poll (fewer
         // than 128 preemption points, so none of them yields).
-        let waker = slot.lock().unwrap().take().unwrap();
-        waker.wake();
-        let me = std::thread::current().id();
-        let watchdog = Instant::now();
-        let mut spins = 0u32;
-        while ran_on.lock().unwrap().is_none() && watchdog.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(1));
-            spins += 1;
-            if spins.is_multiple_of(50) {
-                runtime::preempt_point().await;
-            }
-        }
-        assert_eq!(me, std::thread::current().id(), "the poll was interrupted");
-        let other = *ran_on.lock().unwrap();
-        assert!(
-            other.is_some(),
-            "the woken task did not run during the long poll"
-        );
-        assert_ne!(other, Some(me), "the woken task ran on the busy worker");
+        let ran_on = wake_a_blocked_task().await;
+        long_poll_until_it_ran(&ran_on, true).await;
         TaskEnd::Returned
     });
     assert_eq!(out, RunOutcome::Returned);
@@ -198,36 +217,10 @@ fn a_long_poll_hands_its_lifo_task_to_the_other_worker() {
 /// watchdog ends the poll).
 #[test]
 fn hand_off_lifo_gives_the_woken_task_to_the_other_worker_at_once() {
-    let cfg = Config {
-        workers: 2,
-        seed: 9,
-        trace: None,
-        max_tasks: None,
-    };
-    let out = Runtime::new(cfg).run(async {
-        let slot = Arc::new(Mutex::new(None::<Waker>));
-        let ran_on = Arc::new(Mutex::new(None::<ThreadId>));
-        spawn_wait_once(&slot, &ran_on);
-        while slot.lock().unwrap().is_none() {
-            runtime::yield_now().await;
-        }
-        runtime::sleep(Duration::from_millis(5)).await;
-        let waker = slot.lock().unwrap().take().unwrap();
-        waker.wake();
+    let out = Runtime::new(two_workers(9)).run(async {
+        let ran_on = wake_a_blocked_task().await;
         runtime::hand_off_lifo();
-        let me = std::thread::current().id();
-        let watchdog = Instant::now();
-        while ran_on.lock().unwrap().is_none() && watchdog.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(me, std::thread::current().id(), "the poll was interrupted");
-        let other = *ran_on.lock().unwrap();
-        assert!(other.is_some(), "the handed-off task did not run");
-        assert_ne!(
-            other,
-            Some(me),
-            "the handed-off task ran on the busy worker"
-        );
+        long_poll_until_it_ran(&ran_on, false).await;
         TaskEnd::Returned
     });
     assert_eq!(out, RunOutcome::Returned);
@@ -263,13 +256,7 @@ fn hand_off_lifo_with_one_worker_leaves_the_task_in_the_slot() {
 /// stranded until the long poll ends.
 #[test]
 fn tasks_displaced_from_the_lifo_slot_reach_the_other_worker() {
-    let cfg = Config {
-        workers: 2,
-        seed: 7,
-        trace: None,
-        max_tasks: None,
-    };
-    let out = Runtime::new(cfg).run(async {
+    let out = Runtime::new(two_workers(7)).run(async {
         let slots: Vec<Arc<Mutex<Option<Waker>>>> =
             (0..2).map(|_| Arc::new(Mutex::new(None))).collect();
         let ran_on: Vec<Arc<Mutex<Option<ThreadId>>>> =
