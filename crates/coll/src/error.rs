@@ -60,6 +60,23 @@ pub enum CollError {
         /// That rank's shape.
         other: Arc<[usize]>,
     },
+    /// Members passed lists of tensors ([`Data::F32s`](crate::Data::F32s))
+    /// that differ in length or in a shape: every shape of both lists.
+    #[error(
+        "{op}: shape mismatch: {} (rank 0) vs {} (rank {rank})",
+        ListDims(first),
+        ListDims(other)
+    )]
+    ListShapeMismatch {
+        /// The op name.
+        op: &'static str,
+        /// Rank 0's shapes.
+        first: Arc<[Arc<[usize]>]>,
+        /// The lowest rank whose shapes differ.
+        rank: usize,
+        /// That rank's shapes.
+        other: Arc<[Arc<[usize]>]>,
+    },
     /// A broadcast root outside `0..size` (found on the calling member,
     /// before any rendezvous).
     #[error("broadcast: root {root} out of range for group of size {size}")]
@@ -115,6 +132,22 @@ impl fmt::Display for Dims<'_> {
     }
 }
 
+/// A list's shapes as the mismatch messages name them: `[[2 3] [4]]`.
+pub struct ListDims<'a>(pub &'a [Arc<[usize]>]);
+
+impl fmt::Display for ListDims<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{}", Dims(d))?;
+        }
+        f.write_str("]")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +189,15 @@ mod tests {
                     other: Arc::from([3, 2]),
                 },
                 "allreduce_sum: shape mismatch: [2 3] (rank 0) vs [3 2] (rank 2)",
+            ),
+            (
+                CollError::ListShapeMismatch {
+                    op: "allreduce_sum",
+                    first: Arc::from([Arc::from([2, 3]), Arc::from([4])]),
+                    rank: 1,
+                    other: Arc::from([Arc::from([3, 2]), Arc::from([4])]),
+                },
+                "allreduce_sum: shape mismatch: [[2 3] [4]] (rank 0) vs [[3 2] [4]] (rank 1)",
             ),
             (
                 CollError::RootRange { root: 5, size: 4 },

@@ -228,6 +228,11 @@ impl<V: Clone + Send> Member<V> {
         self.group.size
     }
 
+    /// The group's tuning (see [`group_tuned`]).
+    pub fn tuning(&self) -> Tuning {
+        self.group.tuning
+    }
+
     /// The group's `rings` (see [`group`]).
     pub fn rings(&self) -> usize {
         self.group.rings
@@ -378,7 +383,10 @@ impl<V: Clone + Send> Call<V> {
             wake_peers(wake, g.tuning.handoff);
             return self.parked(cx);
         }
-        let big = matches!(deps.first().map(|d| &d.data), Some(Data::F32 { .. }));
+        let big = matches!(
+            deps.first().map(|d| &d.data),
+            Some(Data::F32 { .. } | Data::F32s(_))
+        );
         let out = if big {
             // A tensor: reduce with the lock released (everyone else of
             // this step is parked; their mail keeps them so).

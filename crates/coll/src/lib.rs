@@ -41,6 +41,6 @@ mod types;
 /// The loom facade shared by every Weft crate.
 use weft_chan::loom;
 
-pub use error::{CollError, Dims};
+pub use error::{CollError, Dims, ListDims};
 pub use group::{group, group_tuned, Call, Member, Tuning};
-pub use types::{Data, Op, Outcome, Reduce};
+pub use types::{Data, F32Part, Op, Outcome, Reduce};

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
-use crate::{kernel, CollError, Data, Op, Outcome, Reduce};
+use crate::{kernel, CollError, Data, F32Part, Op, Outcome, Reduce};
 
 /// One member's contribution to a step.
 pub(crate) struct Deposit<V> {
@@ -31,22 +31,35 @@ pub(crate) fn local_check<V>(d: &Deposit<V>, size: usize) -> Result<(), CollErro
         (Op::AllReduce(_), Data::Value(_) | Data::Shaped { .. } | Data::Unit) => {
             return Err(unsupported());
         }
-        (Op::AllGather, Data::Int(_) | Data::Float(_) | Data::F32 { .. } | Data::Unit) => {
+        (
+            Op::AllGather,
+            Data::Int(_) | Data::Float(_) | Data::F32 { .. } | Data::F32s(_) | Data::Unit,
+        ) => {
             return Err(unsupported());
         }
         _ => {}
     }
-    if let Data::F32 { shape, data } = &d.data {
+    let check = |shape: &Arc<[usize]>, data: &Arc<Vec<f32>>| {
         let want = shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-        if want != Some(data.len()) {
-            return Err(CollError::BadTensor {
-                op: d.op.name(),
-                shape: shape.clone(),
-                len: data.len(),
-            });
+        if want == Some(data.len()) {
+            return Ok(());
         }
+        Err(CollError::BadTensor {
+            op: d.op.name(),
+            shape: shape.clone(),
+            len: data.len(),
+        })
+    };
+    match &d.data {
+        Data::F32 { shape, data } => check(shape, data),
+        Data::F32s(parts) => parts.iter().try_for_each(|p| check(&p.shape, &p.data)),
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+/// A list's shapes, for its mismatch message.
+fn shapes_of(parts: &[F32Part]) -> Arc<[Arc<[usize]>]> {
+    parts.iter().map(|p| p.shape.clone()).collect()
 }
 
 /// The checks of the last arriver, in the order docs/language.md gives:
@@ -85,6 +98,26 @@ pub(crate) fn validate<V>(deps: &[Deposit<V>]) -> Result<(), CollError> {
             rank,
             other: d.ty.clone(),
         });
+    }
+    if let Data::F32s(p0) = &first.data {
+        let differs = |d: &Deposit<V>| match &d.data {
+            Data::F32s(p) => {
+                p.len() != p0.len() || p.iter().zip(p0).any(|(a, b)| a.shape != b.shape)
+            }
+            _ => true,
+        };
+        if let Some((rank, d)) = others().find(|(_, d)| differs(d)) {
+            let other = match &d.data {
+                Data::F32s(p) => shapes_of(p),
+                _ => Arc::from([]),
+            };
+            return Err(CollError::ListShapeMismatch {
+                op: first.op.name(),
+                first: shapes_of(p0),
+                rank,
+                other,
+            });
+        }
     }
     if let Some(s0) = first.data.shape() {
         if let Some((rank, d)) = others().find(|(_, d)| d.data.shape() != Some(s0)) {
@@ -131,6 +164,7 @@ pub(crate) fn combine<V: Clone>(deps: Vec<Deposit<V>>) -> Result<Outcome<V>, Col
                 Data::Int(x) => Outcome::Int(x),
                 Data::Float(x) => Outcome::Float(x),
                 Data::F32 { shape, data } => Outcome::F32 { shape, data },
+                Data::F32s(parts) => Outcome::F32s(parts.into()),
                 Data::Value(v) | Data::Shaped { value: v, .. } => Outcome::Value(v),
                 Data::Unit => Outcome::Unit,
             })
@@ -180,20 +214,56 @@ fn reduce<V>(op: Reduce, deps: Vec<Deposit<V>>) -> Option<Outcome<V>> {
                 let data = inputs.pop()?;
                 return Some(Outcome::F32 { shape, data });
             }
-            let len = inputs[0].len();
             let slices: Vec<&[f32]> = inputs.iter().map(|v| v.as_slice()).collect();
-            let mut out: Vec<f32> = Vec::with_capacity(len);
-            let spare: &mut [MaybeUninit<f32>] = &mut out.spare_capacity_mut()[..len];
-            kernel::reduce_f32(op, &slices, spare);
-            // SAFETY: `reduce_f32` initialized the first `len` elements
-            // (every input has `len` elements: `validate` compared shapes
-            // and `local_check` lengths against shapes).
-            unsafe { out.set_len(len) };
             Some(Outcome::F32 {
                 shape,
-                data: Arc::new(out),
+                data: Arc::new(reduced(op, &slices)),
             })
+        }
+        Data::F32s(first) => {
+            let mut lists = vec![first];
+            for d in it {
+                let Data::F32s(parts) = d else {
+                    return None;
+                };
+                lists.push(parts);
+            }
+            if lists.len() == 1 {
+                return lists.pop().map(|parts| Outcome::F32s(parts.into()));
+            }
+            // Part by part, each reduced like a tensor alone (`validate`
+            // made every list as long as the first, with its shapes).
+            let mut out = Vec::with_capacity(lists[0].len());
+            for (i, part) in lists[0].iter().enumerate() {
+                let slices: Vec<&[f32]> = lists
+                    .iter()
+                    .map(|l| l.get(i).map_or(&[][..], |p| p.data.as_slice()))
+                    .collect();
+                if slices.iter().any(|s| s.len() != part.data.len()) {
+                    return None;
+                }
+                out.push(F32Part {
+                    shape: part.shape.clone(),
+                    data: Arc::new(reduced(op, &slices)),
+                });
+            }
+            Some(Outcome::F32s(out.into()))
         }
         Data::Value(_) | Data::Shaped { .. } | Data::Unit => None,
     }
+}
+
+/// The elementwise reduction of `inputs`, all of one length, in rank
+/// order, into a new buffer.
+fn reduced(op: Reduce, inputs: &[&[f32]]) -> Vec<f32> {
+    let len = inputs.first().map_or(0, |s| s.len());
+    let mut out: Vec<f32> = Vec::with_capacity(len);
+    let spare: &mut [MaybeUninit<f32>] = &mut out.spare_capacity_mut()[..len];
+    kernel::reduce_f32(op, inputs, spare);
+    // SAFETY: `reduce_f32` initialized the first `len` elements (every
+    // input has `len` elements: `validate` compared shapes and
+    // `local_check` lengths against shapes; the list path checks lengths
+    // itself).
+    unsafe { out.set_len(len) };
+    out
 }

@@ -64,8 +64,8 @@ impl Op {
 /// value type (the interpreter's `Value`); the crate only clones and moves
 /// it.
 ///
-/// - [`Op::AllReduce`] takes `Int`, `Float` or `F32` (every member the same
-///   kind and, for `F32`, the same shape).
+/// - [`Op::AllReduce`] takes `Int`, `Float`, `F32` or `F32s` (every member
+///   the same kind and, for `F32` and `F32s`, the same shapes).
 /// - [`Op::Broadcast`] takes any kind; every member gets the root's.
 /// - [`Op::AllGather`] takes `Value` or `Shaped` (every member the same
 ///   kind); the result is the list of the values.
@@ -84,6 +84,15 @@ pub enum Data<V> {
         /// The elements.
         data: Arc<Vec<f32>>,
     },
+    /// Host tensors of `f32` reduced as a list (a bucketed all-reduce,
+    /// docs/collectives.md, "Lists of tensors"): part `i` is reduced
+    /// elementwise with part `i` of every other member, the members meet
+    /// once for the whole list, and no buffer is copied in or out (the
+    /// result is one new buffer a part). Every member must pass as many
+    /// parts, of the same shapes in the same order. All-reduce and
+    /// broadcast take it; every part's `data.len()` is the product of its
+    /// shape.
+    F32s(Vec<F32Part>),
     /// Any other value (broadcast, all-gather).
     Value(V),
     /// A value with a shape that members must agree on (a tensor passed to
@@ -99,6 +108,15 @@ pub enum Data<V> {
     Unit,
 }
 
+/// One tensor of a [`Data::F32s`] list, or of an [`Outcome::F32s`] result.
+#[derive(Clone, Debug)]
+pub struct F32Part {
+    /// The dimensions.
+    pub shape: Arc<[usize]>,
+    /// The elements, row-major.
+    pub data: Arc<Vec<f32>>,
+}
+
 impl<V> Data<V> {
     /// The kind, for the type check: members of one step must agree.
     pub(crate) fn kind(&self) -> u8 {
@@ -109,6 +127,7 @@ impl<V> Data<V> {
             Data::Value(_) => 3,
             Data::Shaped { .. } => 4,
             Data::Unit => 5,
+            Data::F32s(_) => 6,
         }
     }
 
@@ -137,6 +156,9 @@ pub enum Outcome<V> {
         /// The elements.
         data: Arc<Vec<f32>>,
     },
+    /// An all-reduce of `Data::F32s`, or a broadcast of it: one buffer a
+    /// part, the list shared by every member.
+    F32s(Arc<[F32Part]>),
     /// A broadcast of `Data::Value` or `Data::Shaped`: the root's value,
     /// cloned for each member.
     Value(V),

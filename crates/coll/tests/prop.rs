@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use weft_chan::Chan;
-use weft_coll::{group_tuned, CollError, Data, Member, Op, Outcome, Reduce, Tuning};
+use weft_coll::{group_tuned, CollError, Data, F32Part, Member, Op, Outcome, Reduce, Tuning};
 use weft_rt::{Config, RunOutcome, Runtime, TaskEnd};
 
 /// The caller's own value type in these tests.
@@ -26,6 +26,8 @@ enum Val {
     Int(i64),
     Float(f64),
     Tensor(Vec<usize>, Vec<f32>),
+    /// A list of tensors (`Data::F32s`).
+    Tensors(Vec<(Vec<usize>, Vec<f32>)>),
     Str(String),
     /// A string that must agree on a shape (`Data::Shaped`).
     Shaped(Vec<usize>, String),
@@ -38,6 +40,7 @@ impl Val {
             Val::Int(_) => "int",
             Val::Float(_) => "float",
             Val::Tensor(..) | Val::Shaped(..) => "tensor",
+            Val::Tensors(_) => "[]tensor",
             Val::Str(_) => "string",
             Val::Unit => "unit",
         }
@@ -51,6 +54,14 @@ impl Val {
                 shape: Arc::from(s.as_slice()),
                 data: Arc::new(d.clone()),
             },
+            Val::Tensors(ts) => Data::F32s(
+                ts.iter()
+                    .map(|(s, d)| F32Part {
+                        shape: Arc::from(s.as_slice()),
+                        data: Arc::new(d.clone()),
+                    })
+                    .collect(),
+            ),
             Val::Str(s) => Data::Value(s.clone()),
             Val::Shaped(s, v) => Data::Shaped {
                 shape: Arc::from(s.as_slice()),
@@ -67,6 +78,7 @@ enum Got {
     Int(i64),
     Float(u64),
     Tensor(Vec<usize>, Vec<u32>),
+    Tensors(Vec<(Vec<usize>, Vec<u32>)>),
     Value(String),
     Gathered(Vec<String>),
     Unit,
@@ -79,6 +91,17 @@ fn got(o: &Outcome<V>) -> Got {
         Outcome::F32 { shape, data } => {
             Got::Tensor(shape.to_vec(), data.iter().map(|x| x.to_bits()).collect())
         }
+        Outcome::F32s(parts) => Got::Tensors(
+            parts
+                .iter()
+                .map(|p| {
+                    (
+                        p.shape.to_vec(),
+                        p.data.iter().map(|x| x.to_bits()).collect(),
+                    )
+                })
+                .collect(),
+        ),
         Outcome::Value(v) => Got::Value(v.clone()),
         Outcome::Gathered(vs) => Got::Gathered(vs.to_vec()),
         Outcome::Unit => Got::Unit,
@@ -158,6 +181,7 @@ fn reference(step: &Step) -> Got {
             Data::Int(x) => Outcome::Int(x),
             Data::Float(x) => Outcome::Float(x),
             Data::F32 { shape, data } => Outcome::F32 { shape, data },
+            Data::F32s(parts) => Outcome::F32s(parts.into()),
             Data::Value(v) | Data::Shaped { value: v, .. } => Outcome::Value(v),
             Data::Unit => Outcome::Unit,
         }),
@@ -195,6 +219,23 @@ fn reference(step: &Step) -> Got {
                     }
                 }
                 Got::Tensor(shape.clone(), out.iter().map(|x| x.to_bits()).collect())
+            }
+            Val::Tensors(first) => {
+                // Each part like a tensor alone.
+                let mut out: Vec<(Vec<usize>, Vec<f32>)> = first.clone();
+                for v in &vals[1..] {
+                    let Val::Tensors(x) = v else { unreachable!() };
+                    for ((_, o), (_, d)) in out.iter_mut().zip(x) {
+                        for (o, &b) in o.iter_mut().zip(d) {
+                            *o = ref_f32(r, *o, b);
+                        }
+                    }
+                }
+                Got::Tensors(
+                    out.into_iter()
+                        .map(|(s, d)| (s, d.iter().map(|x| x.to_bits()).collect()))
+                        .collect(),
+                )
             }
             _ => unreachable!("reduce of numbers only"),
         },
@@ -263,6 +304,7 @@ async fn member(m: &Member<V>, steps: &[Step], yields: &[u8]) -> MemberResults {
             .map_err(|e| e.to_string())?;
         let buf = match &o {
             Outcome::F32 { data, .. } => Some(data.clone()),
+            Outcome::F32s(parts) => parts.first().map(|p| p.data.clone()),
             _ => None,
         };
         out.push((got(&o), buf));
@@ -310,12 +352,28 @@ fn tensors(n: usize, max: usize) -> impl Strategy<Value = Vec<Val>> {
     })
 }
 
+/// Lists of 0 to 3 tensors (the same shapes for every member).
+fn lists(n: usize, max: usize) -> impl Strategy<Value = Vec<Val>> {
+    prop::collection::vec(shape(max), 0..=3).prop_flat_map(move |shapes| {
+        let one = shapes
+            .iter()
+            .map(|s| {
+                let s = s.clone();
+                prop::collection::vec(f32_val(), s.iter().product::<usize>())
+                    .prop_map(move |d| (s.clone(), d))
+            })
+            .collect::<Vec<_>>();
+        prop::collection::vec(one, n).prop_map(|ms| ms.into_iter().map(Val::Tensors).collect())
+    })
+}
+
 /// A valid step for a group of `n`, tensors of at most `max` elements.
 fn step(n: usize, max: usize) -> impl Strategy<Value = Step> {
     let any_vals = prop_oneof![
         prop::collection::vec(any::<i64>().prop_map(Val::Int), n),
         prop::collection::vec(f64_val().prop_map(Val::Float), n),
         tensors(n, max),
+        lists(n, max),
         prop::collection::vec("[a-z]{0,4}".prop_map(Val::Str), n),
         (shape(6), prop::collection::vec("[a-z]{0,3}", n))
             .prop_map(|(s, vs)| vs.into_iter().map(|v| Val::Shaped(s.clone(), v)).collect()),
@@ -329,6 +387,7 @@ fn step(n: usize, max: usize) -> impl Strategy<Value = Step> {
         1 => ints,
         1 => prop::collection::vec(f64_val().prop_map(Val::Float), n),
         3 => tensors(n, max),
+        2 => lists(n, max),
     ];
     let strs = prop::collection::vec("[a-z]{0,4}".prop_map(Val::Str), n);
     prop_oneof![
@@ -489,6 +548,23 @@ fn expected_error(ops: &[Op], vals: &[Val]) -> Option<String> {
         let parts: Vec<String> = s.iter().map(|d| d.to_string()).collect();
         format!("[{}]", parts.join(" "))
     };
+    let shapes = |v: &Val| match v {
+        Val::Tensors(ts) => Some(ts.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>()),
+        _ => None,
+    };
+    if let Some(l0) = shapes(&vals[0]) {
+        let list = |l: &[Vec<usize>]| {
+            let parts: Vec<String> = l.iter().map(|s| dims(s)).collect();
+            format!("[{}]", parts.join(" "))
+        };
+        if let Some(r) = (1..vals.len()).find(|&r| shapes(&vals[r]).as_ref() != Some(&l0)) {
+            return Some(format!(
+                "{op}: shape mismatch: {} (rank 0) vs {} (rank {r})",
+                list(&l0),
+                list(&shapes(&vals[r]).unwrap())
+            ));
+        }
+    }
     if let Some(s0) = shape(&vals[0]) {
         if let Some(r) = (1..vals.len()).find(|&r| shape(&vals[r]).as_ref() != Some(&s0)) {
             return Some(format!(
@@ -515,6 +591,15 @@ fn bad_step(n: usize) -> impl Strategy<Value = (Vec<Op>, Vec<Val>)> {
         Just(Val::Float(1.0)),
         Just(Val::Tensor(vec![2, 3], vec![1.0; 6])),
         Just(Val::Tensor(vec![3, 2], vec![1.0; 6])),
+        Just(Val::Tensors(vec![
+            (vec![2, 3], vec![1.0; 6]),
+            (vec![4], vec![2.0; 4])
+        ])),
+        Just(Val::Tensors(vec![
+            (vec![3, 2], vec![1.0; 6]),
+            (vec![4], vec![2.0; 4])
+        ])),
+        Just(Val::Tensors(vec![(vec![2, 3], vec![1.0; 6])])),
     ];
     (
         prop::collection::vec((0..3usize, op), n),

@@ -15,12 +15,16 @@
 //! member's device only when it lives elsewhere.
 //!
 //! A list of tensors (a bucketed all-reduce, docs/collectives.md, "Lists
-//! of tensors") goes to the backend as one buffer, the tensors' elements
-//! one after the other, so the members meet once for the whole list; the
-//! result is cut back into tensors of the members' shapes, each on its
-//! own tensor's device. The members must agree on every shape: the list's
-//! shapes are part of the type name the backend compares ([`LIST_TY`]),
-//! and a mismatch of them is reported as a shape mismatch
+//! of tensors") goes to a group as a list of buffers (`Data::F32s`: the
+//! tensors' own `Arc`s, no copy), so the members meet once for the whole
+//! list, and the result comes back as one buffer a tensor, each made a
+//! tensor over its `Arc` on its own input's device. Over `world()`, and
+//! where the list is large enough for the group's sliced path (which
+//! splits one buffer among the members), it goes as one buffer, the
+//! tensors' elements one after the other, and the result is cut back
+//! into tensors (two copies). The members must agree on every shape: the
+//! list's shapes are part of the type name the backend compares
+//! ([`LIST_TY`]), and a mismatch of them is reported as a shape mismatch
 //! ([`list_mismatch`]).
 //!
 //! Memory: what a result allocates is asked of the memory ceiling before
@@ -31,7 +35,7 @@ use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::Arc;
 
-use weft_coll::{CollError, Data, Dims, Op, Outcome};
+use weft_coll::{CollError, Data, Dims, F32Part, Op, Outcome};
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime};
 use weft_tensor::Tensor;
@@ -79,13 +83,17 @@ pub struct Prepared {
 
 /// What the backend takes for `x` (of type `ty`) in `op` on a group of
 /// `size` members, and where the result must live. Asks the memory
-/// ceiling for what the result will allocate.
+/// ceiling for what the result will allocate. `parts_below`: a list
+/// all-reduce goes as a list of buffers when its elements times `size`
+/// are fewer than this (a group's `small_elems`), else as one buffer;
+/// `None` (`world()`): always as one buffer.
 pub async fn data(
     op: Op,
     ty: Cow<'static, str>,
     x: Option<Value>,
     size: usize,
     mem: Ceiling,
+    parts_below: Option<usize>,
 ) -> Result<Prepared, RuntimeError> {
     let Some(x) = x else {
         let home = Home::One(None);
@@ -96,7 +104,7 @@ pub async fn data(
         });
     };
     if let (Op::AllReduce(_), Value::List(items)) = (op, &x) {
-        return list(items, mem).await;
+        return list(items, size, mem, parts_below).await;
     }
     let home = Home::One(match &x {
         Value::Tensor(t) if t.device_name() != "cpu" => Some(Arc::from(t.device_name())),
@@ -123,9 +131,15 @@ pub async fn data(
     Ok(Prepared { data, ty, home })
 }
 
-/// A list all-reduce: the tensors' elements as one buffer, and the
-/// list's shapes in the type name.
-async fn list(items: &Arc<Vec<Value>>, mem: Ceiling) -> Result<Prepared, RuntimeError> {
+/// A list all-reduce: the tensors' buffers as they are (`Data::F32s`),
+/// or their elements as one buffer (see [`data`]), and the list's shapes
+/// in the type name.
+async fn list(
+    items: &Arc<Vec<Value>>,
+    size: usize,
+    mem: Ceiling,
+    parts_below: Option<usize>,
+) -> Result<Prepared, RuntimeError> {
     let mut total = 0usize;
     for v in items.iter() {
         match v {
@@ -133,9 +147,13 @@ async fn list(items: &Arc<Vec<Value>>, mem: Ceiling) -> Result<Prepared, Runtime
             other => return Err(RuntimeError::unexpected("a list of tensors", other)),
         }
     }
-    // The buffer sent, the reduced one, and the tensors cut from it.
-    mem.check(total.saturating_mul(3 * F32))?;
-    let mut flat = Vec::with_capacity(total);
+    let as_parts = parts_below.is_some_and(|below| total.saturating_mul(size) < below);
+    // As parts: the reduced buffers. As one buffer: the one sent, the
+    // reduced one, and the tensors cut from it.
+    let copies = if as_parts { 1 } else { 3 };
+    mem.check(total.saturating_mul(copies * F32))?;
+    let mut flat = Vec::with_capacity(if as_parts { 0 } else { total });
+    let mut bufs = Vec::with_capacity(if as_parts { items.len() } else { 0 });
     let mut parts = Vec::with_capacity(items.len());
     let mut ty = String::from(LIST_TY);
     ty.push('[');
@@ -147,15 +165,28 @@ async fn list(items: &Arc<Vec<Value>>, mem: Ceiling) -> Result<Prepared, Runtime
             ty.push(' ');
         }
         let _ = write!(ty, "{}", Dims(host.dims()));
-        flat.extend_from_slice(&host_buffer(&host)?);
-        parts.push((Arc::from(host.dims()), home));
+        let shape: Arc<[usize]> = Arc::from(host.dims());
+        if as_parts {
+            bufs.push(F32Part {
+                shape: shape.clone(),
+                data: host_buffer(&host)?,
+            });
+        } else {
+            flat.extend_from_slice(&host_buffer(&host)?);
+        }
+        parts.push((shape, home));
     }
     ty.push(']');
-    Ok(Prepared {
-        data: Data::F32 {
+    let data = if as_parts {
+        Data::F32s(bufs)
+    } else {
+        Data::F32 {
             shape: Arc::from([flat.len()]),
             data: Arc::new(flat),
-        },
+        }
+    };
+    Ok(Prepared {
+        data,
         ty: Cow::Owned(ty),
         home: Home::Parts(parts),
     })
@@ -250,6 +281,9 @@ pub async fn value(out: Outcome<Value>, home: Home, mem: Ceiling) -> Result<Valu
             let t = Tensor::from_host_buffer(&shape, data)?;
             placed(Value::Tensor(Box::new(t)), &home, mem).await?
         }
+        Outcome::F32s(_) => {
+            return Err(RuntimeError::unexpected("one value", &"a list of buffers"));
+        }
         Outcome::Value(v) => placed(v, &home, mem).await?,
         Outcome::Gathered(list) => {
             if !list.iter().any(|v| needs_move(v, &home)) {
@@ -265,11 +299,21 @@ pub async fn value(out: Outcome<Value>, home: Home, mem: Ceiling) -> Result<Valu
     })
 }
 
-/// A list all-reduce's result: the reduced buffer cut into the members'
-/// shapes, each tensor placed on its own input's device.
+/// A list all-reduce's result, each tensor placed on its own input's
+/// device: one buffer a tensor, each made a tensor as it is, or one
+/// buffer cut into the members' shapes.
 async fn cut(out: Outcome<Value>, parts: Vec<Part>, mem: Ceiling) -> Result<Value, RuntimeError> {
-    let Outcome::F32 { data, .. } = out else {
-        return Err(RuntimeError::unexpected("reduced list", &"another outcome"));
+    let data = match out {
+        Outcome::F32 { data, .. } => data,
+        Outcome::F32s(bufs) if bufs.len() == parts.len() => {
+            let mut items = Vec::with_capacity(parts.len());
+            for (buf, (shape, home)) in bufs.iter().zip(parts) {
+                let t = Tensor::from_host_buffer(&shape, buf.data.clone())?;
+                items.push(placed(Value::Tensor(Box::new(t)), &home, mem).await?);
+            }
+            return Ok(Value::list(items));
+        }
+        _ => return Err(RuntimeError::unexpected("reduced list", &"another outcome")),
     };
     let mut items = Vec::with_capacity(parts.len());
     let mut at = 0usize;

@@ -427,9 +427,14 @@ async fn collective(
     // collective's data, the collective (its wait is a span of its own
     // when the member parks), the result made into a value.
     let pack = runtime::trace_span("collective: pack");
-    let coll_ops::Prepared { data, ty, home } = coll_ops::data(op, ty, x, comm.size(), sh.mem)
-        .await
-        .map_err(|e| st.failure(prog, at, e))?;
+    let parts_below = match &comm {
+        CommVal::Group(member) => Some(member.tuning().small_elems),
+        CommVal::World(_) => None,
+    };
+    let coll_ops::Prepared { data, ty, home } =
+        coll_ops::data(op, ty, x, comm.size(), sh.mem, parts_below)
+            .await
+            .map_err(|e| st.failure(prog, at, e))?;
     drop(pack);
     st.record_wait(prog, WaitKind::Collective, at);
     let call = runtime::trace_span(op.name());

@@ -535,6 +535,7 @@ pub async fn world_call(
         Data::Int(i) => Data::Int(i),
         Data::Float(f) => Data::Float(f),
         Data::F32 { shape, data } => Data::F32 { shape, data },
+        Data::F32s(parts) => Data::F32s(parts),
         Data::Value(v) => Data::Value(bytes(&v)?),
         Data::Shaped { shape, value } => Data::Shaped {
             shape,
@@ -552,6 +553,7 @@ pub async fn world_call(
         Outcome::Int(i) => Outcome::Int(i),
         Outcome::Float(f) => Outcome::Float(f),
         Outcome::F32 { shape, data } => Outcome::F32 { shape, data },
+        Outcome::F32s(parts) => Outcome::F32s(parts),
         Outcome::Value(b) => Outcome::Value(value(&b)?),
         Outcome::Gathered(list) => {
             let vals = list

@@ -245,6 +245,54 @@ func main() {
     }
 }
 
+/// A list too large for the small path (elements times members at least
+/// the group's 4M-element boundary) goes to the backend as one buffer and
+/// takes the sliced path; its results are bitwise those of the tensors
+/// reduced alone, as on the small path, where the tensors go as they are.
+#[test]
+fn a_large_list_takes_the_sliced_path_and_reduces_like_its_tensors() {
+    let src = "func member(c comm, done chan bool) {
+	r := rank(c)
+	big := randn([]int{2100, 1000}, 10 + r)
+	small := randn([]int{3}, 20 + r)
+	for _, l := range [][]tensor{{big, small}, {small, small}} {
+		got := allreduce_sum(c, l)
+		d0 := got[0] - allreduce_sum(c, l[0])
+		d1 := got[1] - allreduce_sum(c, l[1])
+		print(r, len(got), shape(got[0]), sum(d0 * d0) == 0.0, sum(d1 * d1) == 0.0)
+	}
+	done <- true
+}
+
+func main() {
+	cs := group(2)
+	done := make(chan bool)
+	for i := range 2 {
+		go member(cs[i], done)
+	}
+	for range 2 {
+		<-done
+	}
+}
+";
+    for workers in [1, 2] {
+        let (out, stderr, code) = run(src, workers, 1, &[]);
+        assert_eq!((stderr.as_str(), code), ("", 0));
+        let mut lines: Vec<&str> = out.lines().collect();
+        lines.sort();
+        assert_eq!(
+            lines,
+            [
+                "0 2 [2100 1000] true true",
+                "0 2 [3] true true",
+                "1 2 [2100 1000] true true",
+                "1 2 [3] true true"
+            ],
+            "--workers {workers}"
+        );
+    }
+}
+
 #[test]
 fn different_collectives_at_one_step_panic() {
     let src = "func main() {

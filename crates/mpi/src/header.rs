@@ -40,7 +40,8 @@ impl Kind {
         match d {
             Data::Int(_) => Kind::Int,
             Data::Float(_) => Kind::Float,
-            Data::F32 { .. } => Kind::F32,
+            // A list is refused before it is sent (`check_local`).
+            Data::F32 { .. } | Data::F32s(_) => Kind::F32,
             Data::Value(_) => Kind::Value,
             Data::Shaped { .. } => Kind::Shaped,
             Data::Unit => Kind::Unit,
@@ -163,6 +164,13 @@ pub(crate) fn payload_bytes(d: &Data<Bytes>) -> Cow<'_, [u8]> {
                 .flat_map(|x| x.to_bits().to_le_bytes())
                 .collect(),
         ),
+        Data::F32s(parts) => Cow::Owned(
+            parts
+                .iter()
+                .flat_map(|p| p.data.iter())
+                .flat_map(|x| x.to_bits().to_le_bytes())
+                .collect(),
+        ),
         Data::Value(v) | Data::Shaped { value: v, .. } => Cow::Borrowed(v.as_slice()),
         Data::Unit => Cow::Borrowed(&[]),
     }
@@ -173,6 +181,7 @@ pub(crate) fn payload_len(d: &Data<Bytes>) -> u64 {
     match d {
         Data::Int(_) | Data::Float(_) => 8,
         Data::F32 { data, .. } => 4 * data.len() as u64,
+        Data::F32s(parts) => parts.iter().map(|p| 4 * p.data.len() as u64).sum(),
         Data::Value(v) | Data::Shaped { value: v, .. } => v.len() as u64,
         Data::Unit => 0,
     }
@@ -353,6 +362,14 @@ pub(crate) fn check_local(
             return Err(CollError::RootRange { root, size });
         }
     }
+    if let Data::F32s(_) = data {
+        // A list of tensors crosses processes as one buffer (the
+        // interpreter sends its elements one after the other).
+        return Err(CollError::Unsupported {
+            op: op.name(),
+            ty: Cow::Owned(ty.to_string()),
+        });
+    }
     let kind = Kind::of(data);
     let takes = match op {
         Op::AllReduce(_) => matches!(kind, Kind::Int | Kind::Float | Kind::F32),
@@ -472,5 +489,16 @@ mod tests {
         };
         assert!(check_local(Op::AllReduce(Reduce::Sum), "tensor", &bad, 2).is_err());
         assert!(check_local(Op::AllReduce(Reduce::Sum), "tensor", &f32s(&[2, 2]), 2).is_ok());
+        // A list of buffers does not cross processes (the interpreter
+        // sends a list as one buffer).
+        let list = Data::F32s(vec![weft_coll::F32Part {
+            shape: Arc::from([2usize]),
+            data: Arc::new(vec![0.0; 2]),
+        }]);
+        assert_eq!(
+            check_local(Op::AllReduce(Reduce::Sum), "[]tensor", &list, 2)
+                .map_err(|e| e.to_string()),
+            Err("allreduce_sum: cannot take a value of type []tensor".to_string())
+        );
     }
 }

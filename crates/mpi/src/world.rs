@@ -461,6 +461,7 @@ fn alone(op: Op, data: Data<Bytes>) -> Outcome<Bytes> {
         (_, Data::Int(i)) => Outcome::Int(i),
         (_, Data::Float(f)) => Outcome::Float(f),
         (_, Data::F32 { shape, data }) => Outcome::F32 { shape, data },
+        (_, Data::F32s(parts)) => Outcome::F32s(parts.into()),
         (_, Data::Value(v) | Data::Shaped { value: v, .. }) => Outcome::Value(v),
         (_, Data::Unit) => Outcome::Unit,
     }
