@@ -121,15 +121,23 @@ pub struct Dims<'a>(pub &'a [usize]);
 
 impl fmt::Display for Dims<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, d) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            write!(f, "{d}")?;
-        }
-        f.write_str("]")
+        bracketed(f, self.0.iter())
     }
+}
+
+/// `[a b c]`: the items apart by spaces, in brackets.
+fn bracketed<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    items: impl Iterator<Item = T>,
+) -> fmt::Result {
+    f.write_str("[")?;
+    for (i, d) in items.enumerate() {
+        if i > 0 {
+            f.write_str(" ")?;
+        }
+        write!(f, "{d}")?;
+    }
+    f.write_str("]")
 }
 
 /// A list's shapes as the mismatch messages name them: `[[2 3] [4]]`.
@@ -137,14 +145,7 @@ pub struct ListDims<'a>(pub &'a [Arc<[usize]>]);
 
 impl fmt::Display for ListDims<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, d) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            write!(f, "{}", Dims(d))?;
-        }
-        f.write_str("]")
+        bracketed(f, self.0.iter().map(|d| Dims(d)))
     }
 }
 
