@@ -32,10 +32,9 @@
 //! go through `tensor_ops::run`, which asks for its own.
 
 use std::borrow::Cow;
-use std::fmt::Write;
 use std::sync::Arc;
 
-use weft_coll::{CollError, Data, Dims, F32Part, Op, Outcome};
+use weft_coll::{CollError, Data, F32Part, ListDims, Op, Outcome};
 use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime};
 use weft_tensor::Tensor;
@@ -152,34 +151,27 @@ async fn list(
     // reduced one, and the tensors cut from it.
     let copies = if as_parts { 1 } else { 3 };
     mem.check(total.saturating_mul(copies * F32))?;
-    let mut flat = Vec::with_capacity(if as_parts { 0 } else { total });
-    let mut bufs = Vec::with_capacity(if as_parts { items.len() } else { 0 });
-    let mut parts = Vec::with_capacity(items.len());
-    let mut ty = String::from(LIST_TY);
-    ty.push('[');
-    for (i, v) in items.iter().enumerate() {
+    let mut bufs = Vec::with_capacity(items.len());
+    let mut homes = Vec::with_capacity(items.len());
+    for v in items.iter() {
         let Value::Tensor(t) = v else { continue };
-        let home = (t.device_name() != "cpu").then(|| Arc::from(t.device_name()));
+        homes.push((t.device_name() != "cpu").then(|| Arc::from(t.device_name())));
         let host = on_host(t.clone(), mem).await?;
-        if i > 0 {
-            ty.push(' ');
-        }
-        let _ = write!(ty, "{}", Dims(host.dims()));
-        let shape: Arc<[usize]> = Arc::from(host.dims());
-        if as_parts {
-            bufs.push(F32Part {
-                shape: shape.clone(),
-                data: host_buffer(&host)?,
-            });
-        } else {
-            flat.extend_from_slice(&host_buffer(&host)?);
-        }
-        parts.push((shape, home));
+        bufs.push(F32Part {
+            shape: Arc::from(host.dims()),
+            data: host_buffer(&host)?,
+        });
     }
-    ty.push(']');
+    let shapes: Vec<Arc<[usize]>> = bufs.iter().map(|b| b.shape.clone()).collect();
+    let ty = format!("{LIST_TY}{}", ListDims(&shapes));
+    let parts = shapes.into_iter().zip(homes).collect();
     let data = if as_parts {
         Data::F32s(bufs)
     } else {
+        let mut flat = Vec::with_capacity(total);
+        for b in &bufs {
+            flat.extend_from_slice(&b.data);
+        }
         Data::F32 {
             shape: Arc::from([flat.len()]),
             data: Arc::new(flat),

@@ -52,19 +52,16 @@ thread_local! {
 /// Counts `bytes` allocated (positive) or freed (negative).
 #[inline]
 fn count(bytes: isize) {
-    let full = PENDING.try_with(|p| {
+    // `Some(n)`: `n` bytes to add to `ALLOCATED` now.
+    let flush = PENDING.try_with(|p| {
         let v = p.get() + bytes;
-        if v.unsigned_abs() >= FLUSH as usize {
-            p.set(0);
-            v
-        } else {
-            p.set(v);
-            0
-        }
+        let full = v.unsigned_abs() >= FLUSH as usize;
+        p.set(if full { 0 } else { v });
+        full.then_some(v)
     });
-    match full {
-        Ok(0) => {}
-        Ok(v) => {
+    match flush {
+        Ok(None) => {}
+        Ok(Some(v)) => {
             ALLOCATED.fetch_add(v, Relaxed);
         }
         Err(_) => {
