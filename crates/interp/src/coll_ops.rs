@@ -185,14 +185,14 @@ async fn list(
 }
 
 /// `t` itself when it lives on the host, else a host copy of it.
-async fn on_host(t: Box<Tensor>, mem: Ceiling) -> Result<Tensor, RuntimeError> {
+async fn on_host(t: Arc<Tensor>, mem: Ceiling) -> Result<Tensor, RuntimeError> {
     if t.device_name() == "cpu" {
-        return Ok(*t);
+        return Ok(Arc::unwrap_or_clone(t));
     }
     let _hold = runtime::external_wait();
     let cpu = vec![Value::Tensor(t), Value::str("cpu")];
     match tensor_ops::run(TensorOp::To, cpu, mem, COPY).await? {
-        Value::Tensor(h) => Ok(*h),
+        Value::Tensor(h) => Ok(Arc::unwrap_or_clone(h)),
         other => Err(RuntimeError::unexpected("to(t, \"cpu\")", &other)),
     }
 }
@@ -271,7 +271,7 @@ pub async fn value(out: Outcome<Value>, home: Home, mem: Ceiling) -> Result<Valu
         Outcome::Unit => Value::Int(0),
         Outcome::F32 { shape, data } => {
             let t = Tensor::from_host_buffer(&shape, data)?;
-            placed(Value::Tensor(Box::new(t)), &home, mem).await?
+            placed(Value::Tensor(Arc::new(t)), &home, mem).await?
         }
         Outcome::F32s(_) => {
             return Err(RuntimeError::unexpected("one value", &"a list of buffers"));
@@ -301,7 +301,7 @@ async fn cut(out: Outcome<Value>, parts: Vec<Part>, mem: Ceiling) -> Result<Valu
             let mut items = Vec::with_capacity(parts.len());
             for (buf, (shape, home)) in bufs.iter().zip(parts) {
                 let t = Tensor::from_host_buffer(&shape, buf.data.clone())?;
-                items.push(placed(Value::Tensor(Box::new(t)), &home, mem).await?);
+                items.push(placed(Value::Tensor(Arc::new(t)), &home, mem).await?);
             }
             return Ok(Value::list(items));
         }
@@ -316,7 +316,7 @@ async fn cut(out: Outcome<Value>, parts: Vec<Part>, mem: Ceiling) -> Result<Valu
         };
         at += n;
         let t = Tensor::from_vec(&shape, part.to_vec())?;
-        items.push(placed(Value::Tensor(Box::new(t)), &home, mem).await?);
+        items.push(placed(Value::Tensor(Arc::new(t)), &home, mem).await?);
     }
     Ok(Value::list(items))
 }

@@ -31,6 +31,7 @@ use std::ops::ControlFlow::{self, Break, Continue};
 use std::sync::Arc;
 use std::time::Duration;
 
+use smallvec::SmallVec;
 use weft_chan::loom::Ordering;
 use weft_chan::{select_ready_on, try_select_on, Chan, TryRecvError, TrySendError};
 use weft_coll::{CollError, Op};
@@ -49,6 +50,7 @@ use super::lib_ops;
 use super::ops::{self, kind_error};
 use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
 use super::stream;
+use super::tensor_ops::{self, Inline};
 use super::value::{
     ChanVal, Closure, CommVal, Key, KeyRef, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES,
 };
@@ -276,7 +278,8 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 s!(*out) = r;
             }
             Instr::Append { x, elems, out } => {
-                let vals: Vec<Value> = elems.iter().map(|e| s!(*e).clone()).collect();
+                // On the stack: `append` mostly takes one value or a few.
+                let vals: SmallVec<[Value; 4]> = elems.iter().map(|e| s!(*e).clone()).collect();
                 let mut l = take_or_clone(fs, *x, *out);
                 tri!(ops::append(&mut l, vals.into_iter(), sh.mem));
                 s!(*out) = l;
@@ -572,7 +575,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Args { out } => s!(*out) = sh.args.clone(),
             Instr::Rand { n, out } => rare!(rand(fs, rng, f, at, *n, *out)),
             Instr::Perm { n, out } => rare!(perm(sh.mem, fs, rng, f, at, *n, *out)),
-            Instr::Tensor { op, ins, .. } => break 'run tensor(fs, *op, ins, at),
+            Instr::Tensor { op, ins, out } => rare!(tensor(sh, device, fs, f, *op, ins, *out, at)),
             Instr::Point => break 'run Wait::Point { at },
             Instr::MapUpdate(u) => {
                 rare!(map_update(sh.mem, fs, f, at, u));
@@ -1368,12 +1371,40 @@ fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeEr
     Ok(())
 }
 
-/// A tensor op: leaves `step` with its operands, for `run_task` to run
-/// the kernel (which may go to the compute pool or a device).
+/// A tensor op: run here when nothing in it can wait
+/// (`tensor_ops::run_inline`: host operands, a short kernel), else leaves
+/// `step` with its operands for `run_task` to run the kernel on the
+/// compute pool or a device.
 #[inline(never)]
-fn tensor(fs: &[Value], op: TensorOp, ins: &[Slot], at: usize) -> Wait {
-    let args: Box<[Value]> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
-    Wait::Tensor { op, args, at }
+#[allow(clippy::too_many_arguments)]
+fn tensor(
+    sh: &Shared,
+    device: &str,
+    fs: &mut [Value],
+    f: &Func,
+    op: TensorOp,
+    ins: &[Slot],
+    out: Slot,
+    at: usize,
+) -> ControlFlow<Wait> {
+    let args: SmallVec<[Value; 4]> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
+    let place = tensor_ops::Place {
+        here: device,
+        strict: sh.strict_placement,
+    };
+    match tensor_ops::run_inline(op, args, sh.mem, place) {
+        Inline::Done(Ok(v)) => {
+            fs[out as usize] = v;
+            Continue(())
+        }
+        Inline::Done(Err(e)) => Break(fail(f, at, e)),
+        Inline::Pool(job) => Break(Wait::Kernel { job, at }),
+        Inline::Later(args) => Break(Wait::Tensor {
+            op,
+            args: args.into_iter().collect(),
+            at,
+        }),
+    }
 }
 
 /// `group(n)`: a new group of `n` members, as a `[]comm` in rank order.

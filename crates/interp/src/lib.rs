@@ -24,11 +24,11 @@
 //! | `lower_ops.rs`    | data ops → instructions, chosen by operand types         | `code`, `value`, `lower_emit` |
 //! | `lower_select.rs` | a `select` op → its cases and blocks                     | `code`, `value`, `lower_emit` |
 //! | `lower.rs`        | `ProgramDesc` → instructions: slots, blocks, control flow | `code`, `value`, `lower_emit`, `lower_ops`, `lower_select` |
-//! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output` |
+//! | `state.rs`        | what tasks run on: `Shared`, `TaskState`, `Wait`, `Failure`, locations | `code`, `value`, `error`, `output`, `tensor_ops` |
 //! | `stream.rs`       | `tick` and `lines`: channels filled by the runtime's timers and poller | `value`, `error`, `ops`, `state`, `lib_ops` |
 //! | `complete.rs`     | receive and select completion, one for both paths; `FrameCases` | `code`, `value`, `error`, `frame`, `state` |
 //! | `jit/`            | the loop JIT: hot integer loops compiled with Cranelift (`region.rs`, `codegen.rs`) | `code`, `value`, `frame`, `state` |
-//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line | `code`, `value`, `error`, `output`, `ops`, `lib_ops`, `stream`, `frame`, `state`, `complete`, `jit` |
+//! | `exec.rs`         | the dispatch loop `step`: hot arms inline, rare ones out of line, short tensor kernels | `code`, `value`, `error`, `output`, `ops`, `tensor_ops`, `lib_ops`, `stream`, `frame`, `state`, `complete`, `jit` |
 //! | `control.rs`      | the test-mode half: scheduling points of a controlled run (`weft test`), its `select`, `rand`, `perm` | `code`, `value`, `error`, `state`, `complete`, `exec` |
 //! | `coll_ops.rs`     | collectives: values to `weft_coll`'s data and back, tensors without copies | `code`, `value`, `error`, `tensor_ops` |
 //! | `task.rs`         | the async half: awaits what `step` stopped for, ends tasks | `code`, `value`, `error`, `tensor_ops`, `coll_ops`, `state`, `complete`, `exec`, `control`, `xproc` |

@@ -24,6 +24,7 @@ use weft_tensor::Tensor;
 use super::code::{Func, FuncId, Instr, Pc, Program, Slot, TensorOp};
 use super::error::{InternalError, RuntimeError};
 use super::output::Output;
+use super::tensor_ops::HostJob;
 use super::value::{CommVal, Ty, Value};
 
 /// The device tensors of a received value whose values may not be on
@@ -241,6 +242,12 @@ pub(super) enum Wait {
         args: Box<[Value]>,
         at: usize,
     },
+    /// A tensor op on host operands whose kernel goes to the compute pool
+    /// (`tensor_ops::run_inline`).
+    Kernel {
+        job: Box<HostJob>,
+        at: usize,
+    },
     /// Tensors just received from a channel (at the top of the value or
     /// nested in it), still in flight to their device: the receiver waits
     /// for them (issue 7; docs/tensors.md, "Readiness").
@@ -295,6 +302,13 @@ impl Wait {
     }
 
     /// The op, operands and instruction of a `Tensor` (as `into_send`).
+    pub fn into_kernel(self) -> Option<(Box<HostJob>, usize)> {
+        match self {
+            Wait::Kernel { job, at } => Some((job, at)),
+            _ => None,
+        }
+    }
+
     pub fn into_tensor(self) -> Option<(TensorOp, Box<[Value]>, usize)> {
         match self {
             Wait::Tensor { op, args, at } => Some((op, args, at)),

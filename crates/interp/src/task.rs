@@ -277,6 +277,20 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                         }
                         (None, true)
                     }
+                    Wait::Kernel { .. } => {
+                        let Some((job, at)) = w.into_kernel() else {
+                            return lost(&sh, "tensor op");
+                        };
+                        let run = Box::pin(tensor_ops::run_job(job, sh.strict_placement));
+                        let done = match runtime::external(run).await {
+                            Ok(v) => write_out(&mut st, &sh.prog, at, v),
+                            Err(e) => Err(st.failure(&sh.prog, at, e)),
+                        };
+                        if let Err(f) = done {
+                            return sh.end_failed(f);
+                        }
+                        (None, true)
+                    }
                     Wait::FarSend { .. } => {
                         let Some((ch, val, at)) = w.into_send() else {
                             return lost(&sh, "send");

@@ -27,6 +27,8 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use weft_rt as runtime;
 use weft_rt::memlimit::Ceiling;
 use weft_tensor::builtins::{self, Arg, Ret};
@@ -89,6 +91,86 @@ pub async fn run(
         (true, ret) if place.here != "cpu" => made_here(ret, place.here).await?,
         (_, ret) => ret,
     };
+    Ok(value(ret))
+}
+
+/// A tensor op whose operands are host values already converted, and
+/// whose kernel is long: for the compute pool ([`run_job`]).
+pub struct HostJob {
+    op: TensorOp,
+    args: Vec<Arg>,
+}
+
+/// What [`run_inline`] did with a tensor op.
+pub enum Inline {
+    /// It ran on the calling thread: its result or its error.
+    Done(Result<Value, RuntimeError>),
+    /// Its kernel goes to the compute pool: await [`run_job`].
+    Pool(Box<HostJob>),
+    /// It may wait for a device or a copy: await [`run`] with these
+    /// operands.
+    Later(SmallVec<[Value; 4]>),
+}
+
+/// Runs a tensor op at once, on the calling worker, when nothing in it
+/// can wait: not `to`, not a creating builtin on a device, every tensor
+/// operand on the host (so ready), and a kernel short enough to run
+/// inline (`builtins::call_inline`). That is every op of a CPU run but
+/// the long kernels, and it costs no future, no allocation beyond the
+/// converted operands and the result, and no trip out of the dispatch
+/// loop. The memory check, the trace span, the result and the errors are
+/// [`run`]'s.
+pub fn run_inline(
+    op: TensorOp,
+    args: SmallVec<[Value; 4]>,
+    mem: Ceiling,
+    place: Place<'_>,
+) -> Inline {
+    let waits = op == TensorOp::To
+        || (creates(op) && place.here != "cpu")
+        || args
+            .iter()
+            .any(|a| matches!(a, Value::Tensor(t) if !t.is_host()));
+    if waits {
+        return Inline::Later(args);
+    }
+    // A kernel may run long: a task woken into this worker's LIFO slot
+    // goes where an idle worker can take it meanwhile (as `external`
+    // does for the ops that leave `step`).
+    runtime::release_lifo();
+    let span = runtime::trace_span(op.name());
+    if let Err(e) = mem.check(request(op, &args)) {
+        return Inline::Done(Err(e.into()));
+    }
+    let mut converted = Vec::with_capacity(args.len());
+    for a in args {
+        match arg(a) {
+            Ok(a) => converted.push(a),
+            Err(e) => return Inline::Done(Err(e)),
+        }
+    }
+    match builtins::call_inline(op, converted, place.strict) {
+        Ok(Ok((ret, fallbacks))) => {
+            if !fallbacks.is_empty() && runtime::tracing() {
+                trace_fallbacks(&fallbacks);
+            }
+            drop(span);
+            Inline::Done(Ok(value(ret)))
+        }
+        Ok(Err(e)) => Inline::Done(Err(e.into())),
+        Err(args) => Inline::Pool(Box::new(HostJob { op, args })),
+    }
+}
+
+/// Runs a [`run_inline`] op's long kernel on the compute pool.
+pub async fn run_job(job: Box<HostJob>, strict: bool) -> Result<Value, RuntimeError> {
+    let HostJob { op, args } = *job;
+    let span = runtime::trace_span(op.name());
+    let (ret, fallbacks) = builtins::call_placed(op, args, strict).await?;
+    if !fallbacks.is_empty() && runtime::tracing() {
+        trace_fallbacks(&fallbacks);
+    }
+    drop(span);
     Ok(value(ret))
 }
 
@@ -288,7 +370,7 @@ fn to_host(op: TensorOp, args: &[Value]) -> bool {
 /// of numbers with a float is `[]float`.
 fn arg(v: Value) -> Result<Arg, RuntimeError> {
     Ok(match v {
-        Value::Tensor(t) => Arg::Tensor(*t),
+        Value::Tensor(t) => Arg::Tensor(Arc::unwrap_or_clone(t)),
         Value::Int(n) => Arg::Int(n),
         Value::Float(x) => Arg::Float(x),
         Value::Str(s) => Arg::Str(String::from_utf8_lossy(&s).into_owned()),
@@ -323,13 +405,13 @@ fn ints(v: Vec<i64>) -> Value {
 /// `{x tensor, y []int}`).
 fn value(r: Ret) -> Value {
     match r {
-        Ret::Tensor(t) => Value::Tensor(Box::new(t)),
+        Ret::Tensor(t) => Value::Tensor(Arc::new(t)),
         Ret::Int(n) => Value::Int(n),
         Ret::Float(x) => Value::Float(x),
         Ret::Str(s) => Value::str(&s),
         Ret::Ints(v) => ints(v),
         Ret::Strs(v) => Value::list(v.iter().map(|s| Value::str(s)).collect()),
-        Ret::Dataset(d) => Value::Struct(Arc::new(vec![Value::Tensor(Box::new(d.x)), ints(d.y)])),
+        Ret::Dataset(d) => Value::Struct(Arc::new(vec![Value::Tensor(Arc::new(d.x)), ints(d.y)])),
         Ret::Floats(v) => Value::list(v.into_iter().map(Value::Float).collect()),
         Ret::Unit => Value::Int(0),
     }

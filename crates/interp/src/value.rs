@@ -206,7 +206,7 @@ pub enum Value {
     List(Arc<Vec<Value>>),
     Struct(Arc<Vec<Value>>),
     Chan(Arc<ChanVal>),
-    Tensor(Box<Tensor>),
+    Tensor(Arc<Tensor>),
     /// A member of a collective group; `None` is the nil comm.
     Comm(Option<Box<CommVal>>),
     Map(Arc<MapVal>),
@@ -566,7 +566,7 @@ fn zero_depth(ty: &Ty, structs: &[StructInfo], depth: usize) -> Result<Value, Ze
         Ty::Float => Value::Float(0.0),
         Ty::Bool => Value::Bool(false),
         Ty::Str => Value::empty_str(),
-        Ty::Tensor => Value::Tensor(Box::default()),
+        Ty::Tensor => Value::Tensor(Arc::default()),
         Ty::Comm => Value::Comm(None),
         Ty::Chan(e) => Value::Chan(Arc::new(ChanVal {
             ch: None,
@@ -721,7 +721,7 @@ mod tests {
 
     #[test]
     fn tensors_print_shape_and_device() {
-        let t = Value::Tensor(Box::default());
+        let t = Value::Tensor(Arc::default());
         assert_eq!(t.to_display(), "tensor[0]@cpu");
         let z = zero_value(&Ty::Tensor, &[]).unwrap();
         assert_eq!(z.to_display(), "tensor[0]@cpu");

@@ -395,7 +395,7 @@ impl<'a> Reader<'a> {
                     data.clone()
                 };
                 let t = Tensor::from_host_buffer(&dims, data).map_err(|e| e.to_string())?;
-                Value::Tensor(Box::new(t))
+                Value::Tensor(Arc::new(t))
             }
             WORLD => Value::Comm(Some(Box::new(CommVal::World(procs.clone())))),
             NIL_COMM => Value::Comm(None),
@@ -640,7 +640,7 @@ mod tests {
             .collect();
         let t = Tensor::from_host_buffer(&[3001], Arc::new(data.clone())).expect("a tensor");
         let mut out = Payload::new();
-        encode(&p, &Value::Tensor(Box::new(t)), &mut out).expect("encodes");
+        encode(&p, &Value::Tensor(Arc::new(t)), &mut out).expect("encodes");
         match decode(&p, out.as_slice()).expect("decodes") {
             Value::Tensor(t) => {
                 let back = t.host_buffer().expect("on the host");
@@ -663,10 +663,10 @@ mod tests {
             Tensor::from_host_buffer(&[2], Arc::new(vec![1.5, f32::NAN])).expect("a tensor");
         let v = Value::Struct(Arc::new(vec![
             Value::Int(7),
-            Value::Tensor(Box::new(t.clone())),
+            Value::Tensor(Arc::new(t.clone())),
             Value::list(vec![
-                Value::Tensor(Box::new(small)),
-                Value::Tensor(Box::new(t)),
+                Value::Tensor(Arc::new(small)),
+                Value::Tensor(Arc::new(t)),
             ]),
         ]));
         let mut out = Payload::new();
@@ -718,7 +718,7 @@ mod tests {
             Value::Bool(true),
             Value::str("héllo"),
             Value::Struct(Arc::new(vec![Value::Int(1), Value::empty_str()])),
-            Value::Tensor(Box::new(t)),
+            Value::Tensor(Arc::new(t)),
             Value::Comm(None),
             Value::bytes(b"\xff\x00not utf-8"),
             Value::Func(None),

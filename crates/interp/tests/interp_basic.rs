@@ -3,7 +3,8 @@
 
 mod interp_util;
 
-use interp_util::P;
+use interp_util::{run_source, P};
+use weft_interp::RunConfig;
 use weft_ir::pb::{attr, Type};
 
 #[test]
@@ -391,4 +392,51 @@ fn constants_are_not_hoisted_past_reads_or_branches() {
     p.print(m, &["y", "z"]);
     let (out, _) = p.run();
     assert_eq!(out, "0 0\n0 4\n");
+}
+
+/// A tensor op runs in the dispatch loop when its kernel is short and its
+/// operands are on the host, and otherwise parks its task on the compute
+/// pool (docs/interpreter.md, "Tensor ops"): both give the same values and
+/// the same panics at the same place. With one worker the order of the
+/// prints shows which path ran: a kernel run in place keeps the worker, so
+/// `main` prints before the task it started; one on the pool lets that
+/// task run while `main` waits (a 256x256 matmul is 16.8M multiply-adds,
+/// milliseconds, against the microseconds the other task takes).
+#[test]
+fn tensor_ops_run_in_place_or_on_the_pool_alike() {
+    let src = "
+func other(done chan int) {
+	print(\"other\")
+	done <- 1
+}
+
+func main() {
+	a := ones([]int{N, N})
+	done := make(chan int)
+	go other(done)
+	b := matmul(a, a) + 1.0
+	print(\"main\", get(b, 0, 0), shape(b))
+	<-done
+	c := matmul(ones([]int{2 * N, N}), ones([]int{2 * N, N}))
+	print(c)
+}
+";
+    let run = |n: usize| {
+        let r = run_source(&src.replace('N', &n.to_string()), RunConfig::default());
+        (r.stdout, r.stderr, r.code)
+    };
+    let (out, err, code) = run(4);
+    assert_eq!(out, "main 5.0 [4 4]\nother\n");
+    assert_eq!(
+        err,
+        "panic: matmul: shape mismatch [8,4] x [8,4]\n    at t.weft:14:7 (task 1)\n"
+    );
+    assert_eq!(code, 2);
+    let (out, err, code) = run(256);
+    assert_eq!(out, "other\nmain 257.0 [256 256]\n");
+    assert_eq!(
+        err,
+        "panic: matmul: shape mismatch [512,256] x [512,256]\n    at t.weft:14:7 (task 1)\n"
+    );
+    assert_eq!(code, 2);
 }

@@ -11,6 +11,8 @@
 //! Wrong argument kinds cannot come from a checked program; they are
 //! reported as `TensorError::Arguments`, never panicked.
 
+use smallvec::SmallVec;
+
 use super::compute::{compute, kernel_cost, INLINE_COST};
 use super::fallback::{self, HostFallback};
 use super::{
@@ -136,12 +138,31 @@ pub async fn call_placed(
     .await
 }
 
+/// [`call_placed`] on the calling thread, when the kernel is cheap enough
+/// to run inline anyway (its [`cost`] under `INLINE_COST`): the call's
+/// result, or its arguments back for `call_placed` when it is not. A
+/// caller with no other reason to wait skips the future and its
+/// allocation for the common, short kernel.
+#[allow(clippy::type_complexity)]
+pub fn call_inline(
+    b: Builtin,
+    args: Vec<Arg>,
+    strict: bool,
+) -> Result<Result<(Ret, Vec<HostFallback>), TensorError>, Vec<Arg>> {
+    if cost(b, &args) >= INLINE_COST {
+        return Err(args);
+    }
+    let (r, fallbacks) = fallback::scope(strict, || exec(b, args));
+    Ok(r.map(|r| (r, fallbacks)))
+}
+
 /// The `compute` cost of a call: elements touched or multiply-adds, and at
 /// least `INLINE_COST` when a tensor argument is on a device, except for
 /// [`LAUNCHES`] on tensors all on devices that only queue work: those cost
 /// their launch alone (`LAUNCH_COST`) and run inline.
 pub fn cost(b: Builtin, args: &[Arg]) -> usize {
-    let tensors: Vec<&Tensor> = args
+    // On the stack: an op has at most a few tensor operands.
+    let tensors: SmallVec<[&Tensor; 4]> = args
         .iter()
         .filter_map(|a| match a {
             Arg::Tensor(t) => Some(t),
