@@ -14,7 +14,8 @@
 #     few training steps, tracks named after their stage.
 #
 # Usage: scripts/bench-pipeline.sh [--svg] [RUNS]     (RUNS default 5)
-# Env: EPOCHS (default 40), PYTHON (default python3), WORKERS (default: all).
+# Env: EPOCHS (default 40), PYTHON (default python3), WORKERS (default: all),
+# WEFT (a weft binary to measure instead of building this checkout's).
 # Reports medians and minimums: on a shared machine the minimum is the
 # better estimate of the cost, the median of what a user sees.
 set -euo pipefail
@@ -33,8 +34,10 @@ if [[ -n "${WORKERS:-}" ]]; then
 	workers=(--workers "$WORKERS")
 fi
 
-cargo build --release --quiet
-weft=target/release/weft
+if [[ -z "${WEFT:-}" ]]; then
+	cargo build --release --quiet
+fi
+weft=${WEFT:-target/release/weft}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
