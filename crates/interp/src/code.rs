@@ -151,8 +151,19 @@ impl Program {
 /// One function (or one `go` block).
 pub struct Func {
     pub name: Arc<str>,
-    /// The frame a call starts with: the zero value of every slot's type.
+    /// The zero value of every slot's type (the JIT reads slot types
+    /// from it).
     pub template: Arc<[Value]>,
+    /// The frame a call or a new task starts with: `template`, but with
+    /// a scalar stand-in (`Int(0)`) in every non-scalar slot that is
+    /// written before it is read (`lower.rs`, `entry_template`): the
+    /// parameters or captures, which the call or `go` fills, and the
+    /// variables written once by a plain op of their own block ahead of
+    /// every read. Copying a zero value that is overwritten unread cost a
+    /// reference count on the template's shared value and its release.
+    pub entry: Arc<[Value]>,
+    /// Every `entry` value is a scalar: a call may copy it bitwise.
+    pub entry_scalar: bool,
     /// Parameter slots, in order (empty for `go` blocks).
     pub params: Vec<Slot>,
     pub code: Vec<Instr>,

@@ -1441,7 +1441,7 @@ fn group(
         Ok(members) => {
             let comms = members
                 .into_iter()
-                .map(|m| Value::Comm(Some(Box::new(CommVal::Group(m)))));
+                .map(|m| Value::Comm(Some(Arc::new(CommVal::Group(m)))));
             fs[out as usize] = Value::list(comms.collect());
             Continue(())
         }
@@ -1454,7 +1454,7 @@ fn group(
 fn world(sh: &Shared, fs: &mut [Value], f: &Func, at: usize, out: Slot) -> ControlFlow<Wait> {
     match &sh.world {
         Some(m) => {
-            fs[out as usize] = Value::Comm(Some(Box::new(m.clone())));
+            fs[out as usize] = Value::Comm(Some(m.clone()));
             Continue(())
         }
         None => Break(bug(f, at, InternalError::Collective(CollError::GroupSize))),

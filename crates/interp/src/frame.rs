@@ -18,12 +18,12 @@ use super::value::Value;
 /// (the memory ceiling's checks), and calls cost 1.3% more instructions.
 #[inline(always)]
 pub(super) fn init_frame(frame: &mut [Value], g: &Func) {
-    let template = &g.template[..];
-    debug_assert!(!g.scalar_frame || template.iter().all(is_scalar));
-    if g.scalar_frame && frame.len() == template.len() {
+    let template = &g.entry[..];
+    debug_assert!(!g.entry_scalar || template.iter().all(is_scalar));
+    if g.entry_scalar && frame.len() == template.len() {
         // SAFETY: both ranges hold `frame.len()` values and do not overlap
-        // (the template is its own allocation). Every template value is a
-        // scalar: `scalar_frame` is computed from this immutable template
+        // (the template is its own allocation). Every entry value is a
+        // scalar: `entry_scalar` is computed from this immutable template
         // when the `Func` is built (`lower_emit.rs`, `Emitter::finish`), and
         // scalars own nothing, so a bitwise copy is a valid copy. The
         // overwritten values are not dropped: were one to own something it
@@ -99,6 +99,8 @@ mod tests {
         Func {
             name: Arc::from("f"),
             scalar_frame: template.iter().all(is_scalar),
+            entry_scalar: template.iter().all(is_scalar),
+            entry: template.clone().into(),
             junk: template.len().checked_sub(1).map(|s| s as Slot),
             template: template.into(),
             params: Vec::new(),

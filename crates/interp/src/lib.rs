@@ -241,7 +241,7 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
         jit: cfg.jit,
         auto_turn: AtomicUsize::new(0),
         world: match &cfg.joined {
-            Some(j) => Some(CommVal::World(xproc::procs(j.world.clone()))),
+            Some(j) => Some(Arc::new(CommVal::World(xproc::procs(j.world.clone())))),
             None => world_of_one(),
         },
     });
@@ -315,11 +315,11 @@ pub fn run_lowered(program: Program, cfg: RunConfig) -> Result<RunResult, LoadEr
 
 /// `world()` of a run that is the only process: the one member of a group
 /// of 1 (`None` only if the group could not be made, an engine bug).
-fn world_of_one() -> Option<CommVal> {
+fn world_of_one() -> Option<Arc<CommVal>> {
     weft_coll::group(1, weft_ir::registry::DEFAULT_RINGS as usize)
         .ok()
         .and_then(|g| g.into_iter().next())
-        .map(CommVal::Group)
+        .map(|m| Arc::new(CommVal::Group(m)))
 }
 
 /// The stderr text and exit code of a run: [`render_outcome`], with
@@ -458,6 +458,8 @@ mod tests {
             funcs: vec![Func {
                 name: Arc::from("main"),
                 template: Arc::from(vec![Value::Int(0)]),
+                entry: Arc::from(vec![Value::Int(0)]),
+                entry_scalar: true,
                 junk: Some(0),
                 params: Vec::new(),
                 locs: vec![loc; code.len().max(1)],

@@ -161,6 +161,7 @@ impl<'p> Cx<'p> {
             konst: Vec::new(),
             scalar_frame: true,
             template: Vec::new(),
+            entry: Vec::new(),
         };
         let mut template = Vec::new();
         // The block declaring each slot's variable (`OUTSIDE` for one
@@ -247,6 +248,7 @@ impl<'p> Cx<'p> {
         vars.scalar_frame = template
             .iter()
             .all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
+        vars.entry = entry_template(&template, &vars, &declared_in, &params, &walk.writers);
         vars.template = template.clone();
         Ok((vars, template.into()))
     }
@@ -259,6 +261,7 @@ impl<'p> Cx<'p> {
             blocks: Vec::new(),
             reads: HashMap::new(),
             writes: HashMap::new(),
+            writers: HashMap::new(),
             consts: Vec::new(),
         };
         let mut seen = HashSet::new();
@@ -286,9 +289,11 @@ impl<'p> Cx<'p> {
                     w.reads.entry(a.as_str()).or_insert((0, num)).0 += 1;
                 }
             }
+            let plain = !op.attrs.iter().any(|a| attr_blocks(a).next().is_some());
             for v in &op.outputs {
                 for a in &v.args {
                     *w.writes.entry(a.as_str()).or_insert(0) += 1;
+                    w.writers.insert(a.as_str(), (b.idx, num, plain));
                 }
             }
             if op.r#type == "const" {
@@ -318,8 +323,57 @@ struct FuncWalk<'p> {
     /// the first op reading it; how many outputs write it.
     reads: HashMap<&'p str, (u32, usize)>,
     writes: HashMap<&'p str, u32>,
+    /// The last op writing each variable: its block, its pre-order number,
+    /// and whether it is plain (no sub-blocks, so its outputs are written
+    /// whenever it completes).
+    writers: HashMap<&'p str, (i32, usize, bool)>,
     /// Every `const` op, with its block and pre-order number.
     consts: Vec<(&'p pb::BlockDesc, &'p pb::OpDesc, usize)>,
+}
+
+/// The frame a call (or a new task) starts with (`Func::entry`): the
+/// template, with a scalar stand-in in each slot whose zero value no op
+/// can read. Those are the parameters or captures (the call or the `go`
+/// writes them before any op runs) and each variable written by one op
+/// only, a plain op (no sub-blocks: it writes its outputs whenever it
+/// completes) in the block that declares the variable, with every read
+/// numbered after it. Reads are scoped to the declaring block and below,
+/// and ops are numbered in pre-order, so every read runs after that op in
+/// the same pass through the block (a loop body's pass included: a read
+/// of the previous iteration's value would come before the op). An op
+/// that reads the variable it writes (`X = X op Y`) reads it at its own
+/// number, so it does not qualify. Constants hoisted into the template
+/// keep their value.
+fn entry_template(
+    template: &[Value],
+    vars: &Vars<'_>,
+    declared_in: &[i32],
+    params: &HashSet<&str>,
+    writers: &HashMap<&str, (i32, usize, bool)>,
+) -> Vec<Value> {
+    let mut entry = template.to_vec();
+    for (name, (slot, _)) in &vars.map {
+        let s = *slot as usize;
+        let Some(zero) = entry.get_mut(s) else {
+            continue;
+        };
+        if matches!(zero, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+            || vars.hoisted.contains(name)
+        {
+            continue;
+        }
+        let written_first = params.contains(name)
+            || (vars.writes.get(name) == Some(&1)
+                && writers.get(name).is_some_and(|&(block, at, plain)| {
+                    plain
+                        && declared_in.get(s) == Some(&block)
+                        && vars.reads.get(name).is_none_or(|r| r.1 > at)
+                }));
+        if written_first {
+            *zero = Value::Int(0);
+        }
+    }
+    entry
 }
 
 /// The variables of a frame that hold values before its body runs.

@@ -84,6 +84,8 @@ pub(super) struct Vars<'p> {
     pub scalar_frame: bool,
     /// The frame's template (its go blocks' captures start from it).
     pub template: Vec<Value>,
+    /// The template a call starts the frame with (`Func::entry`).
+    pub entry: Vec<Value>,
 }
 
 /// A `go` block met while emitting a frame's code, emitted after it.
@@ -266,9 +268,14 @@ impl<'a, 'p> Emitter<'a, 'p> {
             Some((_, rest)) if !self.vars.junk_used.get() => (Arc::from(rest), None),
             _ => (self.template, Some(self.vars.junk)),
         };
+        let entry = &self.vars.entry[..template.len().min(self.vars.entry.len())];
         Func {
             name,
             scalar_frame: self.vars.scalar_frame,
+            entry_scalar: entry
+                .iter()
+                .all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))),
+            entry: Arc::from(entry),
             template,
             junk,
             params,
@@ -331,6 +338,8 @@ impl<'a, 'p> Emitter<'a, 'p> {
         self.extra.push(Func {
             name: Arc::from(""),
             template: self.template.clone(),
+            entry: self.template.clone(),
+            entry_scalar: self.vars.scalar_frame,
             junk: Some(self.vars.junk),
             params: Vec::new(),
             code: Vec::new(),

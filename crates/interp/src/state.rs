@@ -82,7 +82,7 @@ pub(super) struct Shared {
     /// `world()`: this process's member of the group of all processes,
     /// the same every call (without MPI, the one member of a group of 1).
     /// `None` only if the group could not be made (an engine bug).
-    pub world: Option<CommVal>,
+    pub world: Option<Arc<CommVal>>,
     /// A controlled run of `weft test` (`control.rs`): the channels made so
     /// far, numbered; `None` in an ordinary run.
     pub test: Option<TestState>,

@@ -208,7 +208,7 @@ pub enum Value {
     Chan(Arc<ChanVal>),
     Tensor(Arc<Tensor>),
     /// A member of a collective group; `None` is the nil comm.
-    Comm(Option<Box<CommVal>>),
+    Comm(Option<Arc<CommVal>>),
     Map(Arc<MapVal>),
     /// `None` is the nil func.
     Func(Option<Arc<Closure>>),
@@ -373,7 +373,7 @@ pub fn key_order(a: &Value, b: &Value) -> Ordering {
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         (Value::Chan(x), Value::Chan(y)) => chan_identity(x).cmp(&chan_identity(y)),
         (Value::Comm(x), Value::Comm(y)) => {
-            let rank = |c: &Option<Box<CommVal>>| c.as_ref().map(|m| (m.rank(), m.size()));
+            let rank = |c: &Option<Arc<CommVal>>| c.as_ref().map(|m| (m.rank(), m.size()));
             rank(x).cmp(&rank(y))
         }
         (Value::Struct(x), Value::Struct(y)) => x
@@ -687,7 +687,7 @@ mod tests {
     #[test]
     fn comms_print_and_compare_by_identity() {
         let g = weft_coll::group::<Value>(4, 1).expect("a group of 4");
-        let c = |i: usize| Value::Comm(Some(Box::new(CommVal::Group(g[i].clone()))));
+        let c = |i: usize| Value::Comm(Some(Arc::new(CommVal::Group(g[i].clone()))));
         assert_eq!(c(0).to_display(), "comm(rank 0 of 4)");
         assert_eq!(c(3).to_display(), "comm(rank 3 of 4)");
         let nil = zero_value(&Ty::Comm, &[]).unwrap();
@@ -697,7 +697,7 @@ mod tests {
         assert!(values_equal(&nil, &nil.clone()));
         assert!(!values_equal(&nil, &c(0)));
         let other = weft_coll::group::<Value>(4, 1).expect("a group of 4");
-        let d = Value::Comm(Some(Box::new(CommVal::Group(other[1].clone()))));
+        let d = Value::Comm(Some(Arc::new(CommVal::Group(other[1].clone()))));
         assert!(!values_equal(&c(1), &d));
         assert_eq!(Ty::List(Arc::new(Ty::Comm)).to_string(), "[]comm");
         // as map keys: by identity, the group and the rank

@@ -397,7 +397,7 @@ impl<'a> Reader<'a> {
                 let t = Tensor::from_host_buffer(&dims, data).map_err(|e| e.to_string())?;
                 Value::Tensor(Arc::new(t))
             }
-            WORLD => Value::Comm(Some(Box::new(CommVal::World(procs.clone())))),
+            WORLD => Value::Comm(Some(Arc::new(CommVal::World(procs.clone())))),
             NIL_COMM => Value::Comm(None),
             NIL_MAP => MapVal::nil_value(),
             MAP => {

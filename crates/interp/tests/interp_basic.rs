@@ -440,3 +440,45 @@ func main() {
     );
     assert_eq!(code, 2);
 }
+
+/// A frame starts from its zero values except where no op can read them
+/// (`Func::entry`): a variable read before its one write, in straight code
+/// or in an earlier iteration of its loop, still reads the zero value or
+/// the previous iteration's value; one written first reads what was
+/// written.
+#[test]
+fn variables_read_before_their_write_read_the_zero_value() {
+    let mut p = P::new();
+    let m = p.main();
+    let s = p.var(m, "s", Type::string());
+    p.print(m, &[&s]);
+    let a = p.string(m, "a");
+    p.copy(m, &a, &s);
+    p.print(m, &[&s]);
+    let n = p.int(m, 3);
+    p.for_n(m, "i", &n, |p, body| {
+        let l = p.var(body, "l", Type::list(Type::int()));
+        let w = p.var(body, "w", Type::list(Type::int()));
+        // `l`: read, then written (its value carries to the next pass).
+        p.print(body, &[&l]);
+        p.op(
+            body,
+            "list_new",
+            &[("Elems", &["i"])],
+            &[("Out", &[&l])],
+            vec![],
+        );
+        // `w`: written, then read.
+        p.op(
+            body,
+            "list_new",
+            &[("Elems", &["i", "i"])],
+            &[("Out", &[&w])],
+            vec![],
+        );
+        p.print(body, &[&w]);
+    });
+    let (out, rep) = p.run();
+    assert_eq!(out, "\na\n[]\n[0 0]\n[0]\n[1 1]\n[1]\n[2 2]\n");
+    assert_eq!((rep.code, rep.stderr.as_str()), (0, ""));
+}

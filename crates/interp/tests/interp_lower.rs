@@ -245,3 +245,52 @@ fn a_hundred_thousand_nested_blocks_lower() {
     .expect("loads");
     assert_eq!(String::from_utf8(r.output).unwrap(), "1\n");
 }
+
+/// A call starts its frame from `Func::entry`: parameters and variables
+/// written before any read get a scalar stand-in, not their zero value,
+/// so a function over structs and tensors whose every slot is written
+/// before it is read copies its frame bitwise; one that reads a variable
+/// before writing it keeps that zero value.
+#[test]
+fn frames_skip_zero_values_that_are_never_read() {
+    let src = "
+type G struct {
+	a tensor
+	n []int
+}
+
+func scaled(g G, k float) G {
+	h := g.a * k
+	g.a = h
+	g.n = append(g.n, len(g.n))
+	return g
+}
+
+func late(k float) []int {
+	var l []int
+	print(l)
+	l = []int{int(k)}
+	return l
+}
+
+func main() {
+	g := G{a: ones([]int{2}), n: []int{7}}
+	g = scaled(g, 3.0)
+	g = scaled(g, 2.0)
+	print(sum(g.a), g.n, late(5.0))
+}";
+    assert_eq!(run(src), "[]\n12.0 [7 1 2] [5]\n");
+    let prog = weft_lang::compile("t.weft", src).unwrap();
+    let lowered = lower(&prog).unwrap();
+    let func = |name: &str| {
+        lowered
+            .funcs
+            .iter()
+            .find(|f| &*f.name == name)
+            .expect("lowered")
+    };
+    let scaled = func("scaled");
+    assert!(!scaled.scalar_frame && scaled.entry_scalar);
+    let late = func("late");
+    assert!(!late.entry_scalar);
+}
