@@ -533,7 +533,7 @@ impl<T: Send> Chan<T> {
 
     /// A receive without the lock, as [`Chan::probe_send`]; `Closed`:
     /// closed and drained (permanent).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn probe_recv(&self) -> Result<T, Probe> {
         if let Some(r) = &self.inner.ring {
             match r.try_pop() {

@@ -121,7 +121,7 @@ impl<T> Ring<T> {
     /// Lock-free send into an open ring. `Fail`: full at the instant `head`
     /// was loaded (linearization point; the ring was open then, so no
     /// receiver was queued and the channel was not closed).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_push(&self, v: T) -> Result<(), (T, Miss)> {
         let backoff = Backoff::new();
         let mut tail = self.tail.load(Ordering::SeqCst);
@@ -174,7 +174,7 @@ impl<T> Ring<T> {
     /// Lock-free receive from an open ring. `Fail`: empty at the instant
     /// `tail` was loaded (the ring was open then: no sender queued, not
     /// closed).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_pop(&self) -> Result<T, Miss> {
         let backoff = Backoff::new();
         let mut head = self.head.load(Ordering::SeqCst);
