@@ -575,7 +575,12 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::Args { out } => s!(*out) = sh.args.clone(),
             Instr::Rand { n, out } => rare!(rand(fs, rng, f, at, *n, *out)),
             Instr::Perm { n, out } => rare!(perm(sh.mem, fs, rng, f, at, *n, *out)),
-            Instr::Tensor { op, ins, out } => rare!(tensor(sh, device, fs, f, *op, ins, *out, at)),
+            Instr::Tensor {
+                op,
+                ins,
+                out,
+                moves,
+            } => rare!(tensor(sh, device, fs, f, *op, ins, *out, *moves, at)),
             Instr::Point => break 'run Wait::Point { at },
             Instr::MapUpdate(u) => {
                 rare!(map_update(sh.mem, fs, f, at, u));
@@ -1374,7 +1379,11 @@ fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeEr
 /// A tensor op: run here when nothing in it can wait
 /// (`tensor_ops::run_inline`: host operands, a short kernel), else leaves
 /// `step` with its operands for `run_task` to run the kernel on the
-/// compute pool or a device.
+/// compute pool or a device. An operand is moved out of its slot, not
+/// copied, when it is dead after this read (`moves`) or when the result
+/// replaces it (`x = x * k`, the slot read once here): a tensor left with
+/// one owner is then written in place by the elementwise kernels, with no
+/// new buffer. The slot holds `Int(0)` until it is written again.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn tensor(
@@ -1385,9 +1394,20 @@ fn tensor(
     op: TensorOp,
     ins: &[Slot],
     out: Slot,
+    moves: u8,
     at: usize,
 ) -> ControlFlow<Wait> {
-    let args: SmallVec<[Value; 4]> = ins.iter().map(|a| fs[*a as usize].clone()).collect();
+    let mut args: SmallVec<[Value; 4]> = SmallVec::new();
+    for (i, &a) in ins.iter().enumerate() {
+        let take = (i < 8 && (moves >> i) & 1 == 1)
+            || (a == out && ins.iter().filter(|&&s| s == out).count() == 1);
+        let slot = &mut fs[a as usize];
+        args.push(if take {
+            std::mem::replace(slot, Value::Int(0))
+        } else {
+            slot.clone()
+        });
+    }
     let place = tensor_ops::Place {
         here: device,
         strict: sh.strict_placement,

@@ -162,6 +162,7 @@ impl<'p> Cx<'p> {
             scalar_frame: true,
             template: Vec::new(),
             entry: Vec::new(),
+            dead_after_read: HashSet::new(),
         };
         let mut template = Vec::new();
         // The block declaring each slot's variable (`OUTSIDE` for one
@@ -249,6 +250,8 @@ impl<'p> Cx<'p> {
             .iter()
             .all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
         vars.entry = entry_template(&template, &vars, &declared_in, &params, &walk.writers);
+        vars.dead_after_read =
+            dead_after_read(&vars, &declared_in, &params, &walk.writers, &walk.readers);
         vars.template = template.clone();
         Ok((vars, template.into()))
     }
@@ -262,6 +265,7 @@ impl<'p> Cx<'p> {
             reads: HashMap::new(),
             writes: HashMap::new(),
             writers: HashMap::new(),
+            readers: HashMap::new(),
             consts: Vec::new(),
         };
         let mut seen = HashSet::new();
@@ -284,12 +288,13 @@ impl<'p> Cx<'p> {
             };
             let Some(op) = b.ops.get(k) else { continue };
             stack.push(Step::Ops(b, k + 1));
+            let plain = !op.attrs.iter().any(|a| attr_blocks(a).next().is_some());
             for v in &op.inputs {
                 for a in &v.args {
                     w.reads.entry(a.as_str()).or_insert((0, num)).0 += 1;
+                    w.readers.insert(a.as_str(), (b.idx, num, plain));
                 }
             }
-            let plain = !op.attrs.iter().any(|a| attr_blocks(a).next().is_some());
             for v in &op.outputs {
                 for a in &v.args {
                     *w.writes.entry(a.as_str()).or_insert(0) += 1;
@@ -327,6 +332,8 @@ struct FuncWalk<'p> {
     /// and whether it is plain (no sub-blocks, so its outputs are written
     /// whenever it completes).
     writers: HashMap<&'p str, (i32, usize, bool)>,
+    /// The last op reading each variable, as `writers`.
+    readers: HashMap<&'p str, (i32, usize, bool)>,
     /// Every `const` op, with its block and pre-order number.
     consts: Vec<(&'p pb::BlockDesc, &'p pb::OpDesc, usize)>,
 }
@@ -374,6 +381,45 @@ fn entry_template(
         }
     }
     entry
+}
+
+/// The variables whose one read is the last before their next write:
+/// read by one op input only and written by one op only, both plain ops
+/// (no sub-blocks, so each runs its reads and writes once) in the block
+/// that declares the variable, the write first. Every pass through that
+/// block runs the write and then the read, and nothing else reads the
+/// variable, so after the read its value is dead until the next pass
+/// writes it again: the reading op may take the value out of its slot
+/// (`Instr::Tensor::moves`). Parameters and captures (written by the
+/// call) and hoisted constants (written by nobody) are left out. These
+/// are mostly the front end's temporaries, `%N = matmul(x, w); y = %N + b`.
+fn dead_after_read<'p>(
+    vars: &Vars<'p>,
+    declared_in: &[i32],
+    params: &HashSet<&str>,
+    writers: &HashMap<&str, (i32, usize, bool)>,
+    readers: &HashMap<&str, (i32, usize, bool)>,
+) -> HashSet<&'p str> {
+    let mut dead = HashSet::new();
+    for (&name, &(slot, _)) in &vars.map {
+        if params.contains(name)
+            || vars.hoisted.contains(name)
+            || vars.reads.get(name).map(|r| r.0) != Some(1)
+            || vars.writes.get(name) != Some(&1)
+        {
+            continue;
+        }
+        let home = declared_in.get(slot as usize);
+        let (Some(&(wb, wn, wplain)), Some(&(rb, rn, rplain))) =
+            (writers.get(name), readers.get(name))
+        else {
+            continue;
+        };
+        if wplain && rplain && home == Some(&wb) && wb == rb && wn < rn {
+            dead.insert(name);
+        }
+    }
+    dead
 }
 
 /// The variables of a frame that hold values before its body runs.

@@ -86,6 +86,10 @@ pub(super) struct Vars<'p> {
     pub template: Vec<Value>,
     /// The template a call starts the frame with (`Func::entry`).
     pub entry: Vec<Value>,
+    /// Variables whose one read is the last before their next write
+    /// (`lower.rs`, `dead_after_read`): the op reading one may take its
+    /// value instead of copying it.
+    pub dead_after_read: HashSet<&'p str>,
 }
 
 /// A `go` block met while emitting a frame's code, emitted after it.
@@ -204,6 +208,30 @@ impl Vars<'_> {
     /// Whether exactly one op input in the function reads `name`.
     pub fn read_once(&self, name: &str) -> bool {
         self.reads.get(name).is_some_and(|r| r.0 == 1)
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// The `Instr::Tensor::moves` of an op over the slots `ins`: a bit for
+    /// each operand whose variable is dead after this read.
+    pub fn moves(&self, op: &pb::OpDesc, ins: &[Slot]) -> u8 {
+        let mut bits = 0u8;
+        for v in &op.inputs {
+            for name in &v.args {
+                if !self.vars.dead_after_read.contains(name.as_str()) {
+                    continue;
+                }
+                let Ok((slot, _)) = self.vars.get(name) else {
+                    continue;
+                };
+                for (i, s) in ins.iter().enumerate().take(8) {
+                    if s == slot {
+                        bits |= 1 << i;
+                    }
+                }
+            }
+        }
+        bits
     }
 }
 

@@ -55,6 +55,7 @@ impl<'p> Emitter<'_, 'p> {
                     Ty::Float => Instr::NegFloat { x, out },
                     Ty::Tensor => Instr::Tensor {
                         op: TensorOp::Neg,
+                        moves: self.moves(op, &[x]),
                         ins: Box::new([x]),
                         out,
                     },
@@ -397,6 +398,7 @@ impl<'p> Emitter<'_, 'p> {
                 };
                 Instr::Tensor {
                     op: top,
+                    moves: self.moves(op, &[x, y]),
                     ins: Box::new([x, y]),
                     out,
                 }
@@ -474,6 +476,7 @@ impl<'p> Emitter<'_, 'p> {
         let ins = self.registry_ins(op)?;
         Ok(Instr::Tensor {
             op: top,
+            moves: self.moves(op, &ins),
             ins,
             out: self.out1(op, "Out")?,
         })

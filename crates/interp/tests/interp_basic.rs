@@ -482,3 +482,36 @@ fn variables_read_before_their_write_read_the_zero_value() {
     assert_eq!(out, "\na\n[]\n[0 0]\n[0]\n[1 1]\n[1]\n[2 2]\n");
     assert_eq!((rep.code, rep.stderr.as_str()), (0, ""));
 }
+
+/// Tensor operands moved into an op (a temporary's last read, or `x = x
+/// op y`) keep value semantics: a tensor another variable, a struct or a
+/// list still holds is copied, never written in place.
+#[test]
+fn moved_tensor_operands_keep_value_semantics() {
+    let src = "
+type S struct {
+	t tensor
+}
+
+func main() {
+	a := ones([]int{3})
+	b := a
+	b = b * 5.0
+	s := S{t: a}
+	l := []tensor{a}
+	c := ((a + 1.0) * 3.0) - 1.0
+	y := s.t * 2.0
+	z := l[0] + 1.0
+	z = z * 10.0
+	for i := 0; i < 3; i++ {
+		c = (c + 1.0) * 1.0
+	}
+	print(get(a, 0), get(b, 0), get(c, 0), get(s.t, 0), get(y, 0), get(l[0], 0), get(z, 0))
+}
+";
+    let r = run_source(src, RunConfig::default());
+    assert_eq!(
+        (r.stdout.as_str(), r.stderr.as_str()),
+        ("1.0 5.0 8.0 1.0 2.0 1.0 20.0\n", "")
+    );
+}
