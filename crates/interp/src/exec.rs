@@ -1418,12 +1418,7 @@ fn tensor(
             Continue(())
         }
         Inline::Done(Err(e)) => Break(fail(f, at, e)),
-        Inline::Pool(job) => Break(Wait::Kernel { job, at }),
-        Inline::Later(args) => Break(Wait::Tensor {
-            op,
-            args: args.into_iter().collect(),
-            at,
-        }),
+        Inline::Wait(work) => Break(Wait::Tensor { work, at }),
     }
 }
 

@@ -21,10 +21,10 @@ use weft_rt::memlimit::Ceiling;
 use weft_rt::{self as runtime, SrcLoc, TaskEnd, WaitKind};
 use weft_tensor::Tensor;
 
-use super::code::{Func, FuncId, Instr, Pc, Program, Slot, TensorOp};
+use super::code::{Func, FuncId, Instr, Pc, Program, Slot};
 use super::error::{InternalError, RuntimeError};
 use super::output::Output;
-use super::tensor_ops::HostJob;
+use super::tensor_ops::Work;
 use super::value::{CommVal, Ty, Value};
 
 /// The device tensors of a received value whose values may not be on
@@ -237,15 +237,10 @@ pub(super) enum Wait {
         dur: Duration,
         at: usize,
     },
+    /// A tensor op that must wait (`tensor_ops::run_inline`): a device,
+    /// a copy, or a long kernel on the compute pool.
     Tensor {
-        op: TensorOp,
-        args: Box<[Value]>,
-        at: usize,
-    },
-    /// A tensor op on host operands whose kernel goes to the compute pool
-    /// (`tensor_ops::run_inline`).
-    Kernel {
-        job: Box<HostJob>,
+        work: Work,
         at: usize,
     },
     /// Tensors just received from a channel (at the top of the value or
@@ -302,16 +297,9 @@ impl Wait {
     }
 
     /// The op, operands and instruction of a `Tensor` (as `into_send`).
-    pub fn into_kernel(self) -> Option<(Box<HostJob>, usize)> {
+    pub fn into_tensor(self) -> Option<(Work, usize)> {
         match self {
-            Wait::Kernel { job, at } => Some((job, at)),
-            _ => None,
-        }
-    }
-
-    pub fn into_tensor(self) -> Option<(TensorOp, Box<[Value]>, usize)> {
-        match self {
-            Wait::Tensor { op, args, at } => Some((op, args, at)),
+            Wait::Tensor { work, at } => Some((work, at)),
             _ => None,
         }
     }

@@ -258,32 +258,17 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                     }
                     Wait::Ready { t, at } => (Some((t, at)), false),
                     Wait::Tensor { .. } => {
-                        let Some((op, args, at)) = w.into_tensor() else {
+                        let Some((work, at)) = w.into_tensor() else {
                             return lost(&sh, "tensor op");
                         };
                         // A compute pool thread or a device may wake this task: the
                         // run is not deadlocked while it waits (`external` holds
-                        // that from the first `Pending`; an inline kernel never
-                        // touches the run's shared state).
+                        // that from the first `Pending`).
                         let place = tensor_ops::Place {
                             here: &st.device,
                             strict: sh.strict_placement,
                         };
-                        let run = Box::pin(tensor_ops::run(op, args.into_vec(), sh.mem, place));
-                        let done = match runtime::external(run).await {
-                            Ok(v) => write_out(&mut st, &sh.prog, at, v),
-                            Err(e) => Err(st.failure(&sh.prog, at, e)),
-                        };
-                        if let Err(f) = done {
-                            return sh.end_failed(f);
-                        }
-                        (None, true)
-                    }
-                    Wait::Kernel { .. } => {
-                        let Some((job, at)) = w.into_kernel() else {
-                            return lost(&sh, "tensor op");
-                        };
-                        let run = Box::pin(tensor_ops::run_job(job, sh.strict_placement));
+                        let run = Box::pin(tensor_ops::run_work(work, sh.mem, place));
                         let done = match runtime::external(run).await {
                             Ok(v) => write_out(&mut st, &sh.prog, at, v),
                             Err(e) => Err(st.failure(&sh.prog, at, e)),

@@ -95,21 +95,27 @@ pub async fn run(
 }
 
 /// A tensor op whose operands are host values already converted, and
-/// whose kernel is long: for the compute pool ([`run_job`]).
+/// whose kernel is long: for the compute pool.
 pub struct HostJob {
     op: TensorOp,
     args: Vec<Arg>,
+}
+
+/// A tensor op that must wait, as [`run_inline`] left it: await
+/// [`run_work`].
+pub enum Work {
+    /// Operands that may be on a device, or a copy: [`run`]'s whole path.
+    Values(TensorOp, Box<[Value]>),
+    /// Host operands, converted, whose kernel goes to the compute pool.
+    Pool(Box<HostJob>),
 }
 
 /// What [`run_inline`] did with a tensor op.
 pub enum Inline {
     /// It ran on the calling thread: its result or its error.
     Done(Result<Value, RuntimeError>),
-    /// Its kernel goes to the compute pool: await [`run_job`].
-    Pool(Box<HostJob>),
-    /// It may wait for a device or a copy: await [`run`] with these
-    /// operands.
-    Later(SmallVec<[Value; 4]>),
+    /// It must wait (a device, a copy, the compute pool).
+    Wait(Work),
 }
 
 /// Runs a tensor op at once, on the calling worker, when nothing in it
@@ -132,7 +138,7 @@ pub fn run_inline(
             .iter()
             .any(|a| matches!(a, Value::Tensor(t) if !t.is_host()));
     if waits {
-        return Inline::Later(args);
+        return Inline::Wait(Work::Values(op, args.into_iter().collect()));
     }
     // A kernel may run long: a task woken into this worker's LIFO slot
     // goes where an idle worker can take it meanwhile (as `external`
@@ -158,13 +164,21 @@ pub fn run_inline(
             Inline::Done(Ok(value(ret)))
         }
         Ok(Err(e)) => Inline::Done(Err(e.into())),
-        Err(args) => Inline::Pool(Box::new(HostJob { op, args })),
+        Err(args) => Inline::Wait(Work::Pool(Box::new(HostJob { op, args }))),
     }
 }
 
-/// Runs a [`run_inline`] op's long kernel on the compute pool.
-pub async fn run_job(job: Box<HostJob>, strict: bool) -> Result<Value, RuntimeError> {
-    let HostJob { op, args } = *job;
+/// Runs what [`run_inline`] left to wait for.
+pub async fn run_work(work: Work, mem: Ceiling, place: Place<'_>) -> Result<Value, RuntimeError> {
+    match work {
+        Work::Values(op, args) => run(op, args.into_vec(), mem, place).await,
+        Work::Pool(job) => run_job(*job, place.strict).await,
+    }
+}
+
+/// A [`run_inline`] op's long kernel, on the compute pool.
+async fn run_job(job: HostJob, strict: bool) -> Result<Value, RuntimeError> {
+    let HostJob { op, args } = job;
     let span = runtime::trace_span(op.name());
     let (ret, fallbacks) = builtins::call_placed(op, args, strict).await?;
     if !fallbacks.is_empty() && runtime::tracing() {
