@@ -421,24 +421,23 @@ func main() {
 	print(c)
 }
 ";
-    let run = |n: usize| {
+    let cases = [
+        (4, "main 5.0 [4 4]\nother\n", "[8,4] x [8,4]"),
+        (
+            256,
+            "other\nmain 257.0 [256 256]\n",
+            "[512,256] x [512,256]",
+        ),
+    ];
+    for (n, out, shapes) in cases {
         let r = run_source(&src.replace('N', &n.to_string()), RunConfig::default());
-        (r.stdout, r.stderr, r.code)
-    };
-    let (out, err, code) = run(4);
-    assert_eq!(out, "main 5.0 [4 4]\nother\n");
-    assert_eq!(
-        err,
-        "panic: matmul: shape mismatch [8,4] x [8,4]\n    at t.weft:14:7 (task 1)\n"
-    );
-    assert_eq!(code, 2);
-    let (out, err, code) = run(256);
-    assert_eq!(out, "other\nmain 257.0 [256 256]\n");
-    assert_eq!(
-        err,
-        "panic: matmul: shape mismatch [512,256] x [512,256]\n    at t.weft:14:7 (task 1)\n"
-    );
-    assert_eq!(code, 2);
+        let err = format!("panic: matmul: shape mismatch {shapes}\n    at t.weft:14:7 (task 1)\n");
+        assert_eq!(
+            (r.stdout.as_str(), r.stderr, r.code),
+            (out, err, 2),
+            "N = {n}"
+        );
+    }
 }
 
 /// A frame starts from its zero values except where no op can read them
