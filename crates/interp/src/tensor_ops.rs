@@ -144,7 +144,6 @@ pub fn run_inline(
     // goes where an idle worker can take it meanwhile (as `external`
     // does for the ops that leave `step`).
     runtime::release_lifo();
-    let span = runtime::trace_span(op.name());
     if let Err(e) = mem.check(request(op, &args)) {
         return Inline::Done(Err(e.into()));
     }
@@ -155,12 +154,14 @@ pub fn run_inline(
             Err(e) => return Inline::Done(Err(e)),
         }
     }
-    match builtins::call_inline(op, converted, place.strict) {
+    // The op's trace span covers the kernel run here; one sent to the
+    // compute pool gets its span in `run_job`.
+    let span = || runtime::trace_span(op.name());
+    match builtins::call_inline(op, converted, place.strict, span) {
         Ok(Ok((ret, fallbacks))) => {
             if !fallbacks.is_empty() && runtime::tracing() {
                 trace_fallbacks(&fallbacks);
             }
-            drop(span);
             Inline::Done(Ok(value(ret)))
         }
         Ok(Err(e)) => Inline::Done(Err(e.into())),

@@ -142,17 +142,22 @@ pub async fn call_placed(
 /// to run inline anyway (its [`cost`] under `INLINE_COST`): the call's
 /// result, or its arguments back for `call_placed` when it is not. A
 /// caller with no other reason to wait skips the future and its
-/// allocation for the common, short kernel.
+/// allocation for the common, short kernel. `during` runs just before
+/// the kernel and what it returns (a trace span) is dropped just after,
+/// only when the kernel runs here.
 #[allow(clippy::type_complexity)]
-pub fn call_inline(
+pub fn call_inline<G>(
     b: Builtin,
     args: Vec<Arg>,
     strict: bool,
+    during: impl FnOnce() -> G,
 ) -> Result<Result<(Ret, Vec<HostFallback>), TensorError>, Vec<Arg>> {
     if cost(b, &args) >= INLINE_COST {
         return Err(args);
     }
+    let guard = during();
     let (r, fallbacks) = fallback::scope(strict, || exec(b, args));
+    drop(guard);
     Ok(r.map(|r| (r, fallbacks)))
 }
 
