@@ -567,9 +567,10 @@ pub enum Instr {
         ins: Box<[Slot]>,
         out: Slot,
         /// Bit `i`: `ins[i]` is read here for the last time before it is
-        /// written again (`Vars::dead_after_read`), so its value is moved
-        /// into the op, not copied: a tensor left with one owner is
-        /// written in place by the elementwise kernels.
+        /// written again (`Vars::dead_after_read`), or is `out` and read
+        /// once here (`Emitter::finish`), so its value is moved into the
+        /// op, not copied: a tensor left with one owner is written in
+        /// place by the elementwise kernels.
         moves: u8,
     },
     /// A map of `keys[i]: vals[i]`.

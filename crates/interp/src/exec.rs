@@ -1380,10 +1380,10 @@ fn map_op(mem: Ceiling, fs: &mut [Value], instr: &Instr) -> Result<(), RuntimeEr
 /// (`tensor_ops::run_inline`: host operands, a short kernel), else leaves
 /// `step` with its operands for `run_task` to run the kernel on the
 /// compute pool or a device. An operand is moved out of its slot, not
-/// copied, when it is dead after this read (`moves`) or when the result
-/// replaces it (`x = x * k`, the slot read once here): a tensor left with
-/// one owner is then written in place by the elementwise kernels, with no
-/// new buffer. The slot holds `Int(0)` until it is written again.
+/// copied, when `moves` says so (dead after this read, or replaced by the
+/// result, `lower_emit.rs`): a tensor left with one owner is then written
+/// in place by the elementwise kernels, with no new buffer. The slot
+/// holds `Int(0)` until it is written again.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn tensor(
@@ -1399,8 +1399,7 @@ fn tensor(
 ) -> ControlFlow<Wait> {
     let mut args: SmallVec<[Value; 4]> = SmallVec::new();
     for (i, &a) in ins.iter().enumerate() {
-        let take = (i < 8 && (moves >> i) & 1 == 1)
-            || (a == out && ins.iter().filter(|&&s| s == out).count() == 1);
+        let take = moves.checked_shr(i as u32).is_some_and(|m| m & 1 == 1);
         let slot = &mut fs[a as usize];
         args.push(if take {
             std::mem::replace(slot, Value::Int(0))

@@ -230,10 +230,9 @@ impl<'p> Cx<'p> {
                 continue;
             };
             // A parameter is written by the call before any op runs.
-            if declared_in.get(*slot as usize) != Some(&b.idx)
-                || params.contains(name.as_str())
-                || vars.writes.get(name.as_str()) != Some(&1)
-                || vars.reads.get(name.as_str()).is_some_and(|r| r.1 < num)
+            if params.contains(name.as_str())
+                || written_first(name, *slot, &vars, &declared_in, &walk.writers)
+                    != Some((b.idx, num))
             {
                 continue;
             }
@@ -338,19 +337,36 @@ struct FuncWalk<'p> {
     consts: Vec<(&'p pb::BlockDesc, &'p pb::OpDesc, usize)>,
 }
 
+/// The one op writing variable `name` (slot `slot`), as its block and
+/// pre-order number, when that op is plain (no sub-blocks: it writes its
+/// outputs whenever it completes), lies in the block that declares the
+/// variable, and is numbered before every read of it. Reads are scoped to
+/// the declaring block and below, and ops are numbered in pre-order, so
+/// every read then runs after the write in the same pass through the
+/// block (a loop body's pass included: a read of the previous iteration's
+/// value would be numbered before the write). An op that reads the
+/// variable it writes (`X = X op Y`) reads it at its own number, so it
+/// does not qualify.
+fn written_first(
+    name: &str,
+    slot: Slot,
+    vars: &Vars<'_>,
+    declared_in: &[i32],
+    writers: &HashMap<&str, (i32, usize, bool)>,
+) -> Option<(i32, usize)> {
+    let &(block, at, plain) = writers.get(name)?;
+    let first = plain
+        && vars.writes.get(name) == Some(&1)
+        && declared_in.get(slot as usize) == Some(&block)
+        && vars.reads.get(name).is_none_or(|r| r.1 > at);
+    first.then_some((block, at))
+}
+
 /// The frame a call (or a new task) starts with (`Func::entry`): the
 /// template, with a scalar stand-in in each slot whose zero value no op
-/// can read. Those are the parameters or captures (the call or the `go`
-/// writes them before any op runs) and each variable written by one op
-/// only, a plain op (no sub-blocks: it writes its outputs whenever it
-/// completes) in the block that declares the variable, with every read
-/// numbered after it. Reads are scoped to the declaring block and below,
-/// and ops are numbered in pre-order, so every read runs after that op in
-/// the same pass through the block (a loop body's pass included: a read
-/// of the previous iteration's value would come before the op). An op
-/// that reads the variable it writes (`X = X op Y`) reads it at its own
-/// number, so it does not qualify. Constants hoisted into the template
-/// keep their value.
+/// can read: the parameters or captures (the call or the `go` writes them
+/// before any op runs) and the variables [`written_first`]. Constants
+/// hoisted into the template keep their value.
 fn entry_template(
     template: &[Value],
     vars: &Vars<'_>,
@@ -360,8 +376,7 @@ fn entry_template(
 ) -> Vec<Value> {
     let mut entry = template.to_vec();
     for (name, (slot, _)) in &vars.map {
-        let s = *slot as usize;
-        let Some(zero) = entry.get_mut(s) else {
+        let Some(zero) = entry.get_mut(*slot as usize) else {
             continue;
         };
         if matches!(zero, Value::Int(_) | Value::Float(_) | Value::Bool(_))
@@ -369,14 +384,8 @@ fn entry_template(
         {
             continue;
         }
-        let written_first = params.contains(name)
-            || (vars.writes.get(name) == Some(&1)
-                && writers.get(name).is_some_and(|&(block, at, plain)| {
-                    plain
-                        && declared_in.get(s) == Some(&block)
-                        && vars.reads.get(name).is_none_or(|r| r.1 > at)
-                }));
-        if written_first {
+        if params.contains(name) || written_first(name, *slot, vars, declared_in, writers).is_some()
+        {
             *zero = Value::Int(0);
         }
     }
@@ -384,15 +393,14 @@ fn entry_template(
 }
 
 /// The variables whose one read is the last before their next write:
-/// read by one op input only and written by one op only, both plain ops
-/// (no sub-blocks, so each runs its reads and writes once) in the block
-/// that declares the variable, the write first. Every pass through that
-/// block runs the write and then the read, and nothing else reads the
-/// variable, so after the read its value is dead until the next pass
-/// writes it again: the reading op may take the value out of its slot
-/// (`Instr::Tensor::moves`). Parameters and captures (written by the
-/// call) and hoisted constants (written by nobody) are left out. These
-/// are mostly the front end's temporaries, `%N = matmul(x, w); y = %N + b`.
+/// [`written_first`], and read by one op input only, a plain op (it reads
+/// once) in the writer's block. Every pass through that block runs the
+/// write and then the read, and nothing else reads the variable, so after
+/// the read its value is dead until the next pass writes it again: the
+/// reading op may take the value out of its slot (`Instr::Tensor::moves`).
+/// Parameters and captures (written by the call) and hoisted constants
+/// (written by nobody) are left out. These are mostly the front end's
+/// temporaries, `%N = matmul(x, w); y = %N + b`.
 fn dead_after_read<'p>(
     vars: &Vars<'p>,
     declared_in: &[i32],
@@ -405,17 +413,12 @@ fn dead_after_read<'p>(
         if params.contains(name)
             || vars.hoisted.contains(name)
             || vars.reads.get(name).map(|r| r.0) != Some(1)
-            || vars.writes.get(name) != Some(&1)
         {
             continue;
         }
-        let home = declared_in.get(slot as usize);
-        let (Some(&(wb, wn, wplain)), Some(&(rb, rn, rplain))) =
-            (writers.get(name), readers.get(name))
-        else {
-            continue;
-        };
-        if wplain && rplain && home == Some(&wb) && wb == rb && wn < rn {
+        let write = written_first(name, slot, vars, declared_in, writers);
+        let read = readers.get(name);
+        if matches!((write, read), (Some((wb, _)), Some(&(rb, _, true))) if wb == rb) {
             dead.insert(name);
         }
     }

@@ -290,6 +290,22 @@ impl<'a, 'p> Emitter<'a, 'p> {
 
     pub(super) fn finish(mut self, name: Arc<str>, params: Vec<Slot>) -> Func {
         peephole::optimize(&mut self.code, &self.vars.konst);
+        // A tensor op whose result replaces an operand read once (`x = x
+        // * k`, often made so by `coalesce_copy`, hence here, after it)
+        // moves that operand too.
+        for i in &mut self.code {
+            if let Instr::Tensor {
+                ins, out, moves, ..
+            } = i
+            {
+                let mut at = ins.iter().enumerate().filter(|(_, s)| *s == out);
+                if let (Some((k, _)), None) = (at.next(), at.next()) {
+                    if k < 8 {
+                        *moves |= 1 << k;
+                    }
+                }
+            }
+        }
         // A frame no `_` output writes to needs no junk slot: every task
         // holds its frame while it is blocked, so the slot is not kept.
         let (template, junk) = match self.template.split_last() {

@@ -66,8 +66,8 @@ pub(super) fn task(
 ) -> TaskFuture {
     // `entry`: its parameters or captures, which `init` holds, and the
     // slots written before they are read start as scalars.
-    let template = sh.prog.funcs.get(func as usize).map(|f| &*f.entry);
-    let mut stack: Vec<Value> = template.unwrap_or_default().to_vec();
+    let entry = sh.prog.funcs.get(func as usize).map(|f| &*f.entry);
+    let mut stack: Vec<Value> = entry.unwrap_or_default().to_vec();
     for (s, v) in init {
         if let Some(slot) = stack.get_mut(s as usize) {
             *slot = v;

@@ -78,11 +78,8 @@ pub async fn run(
             }
         }
     }
-    let mut converted = Vec::with_capacity(args.len());
-    for a in args {
-        converted.push(arg(a)?);
-    }
-    let (ret, fallbacks) = builtins::call_placed(op, converted, place.strict).await?;
+    let (ret, fallbacks) =
+        builtins::call_placed(op, args_of(args.into_iter())?, place.strict).await?;
     if !fallbacks.is_empty() && runtime::tracing() {
         trace_fallbacks(&fallbacks);
     }
@@ -147,13 +144,10 @@ pub fn run_inline(
     if let Err(e) = mem.check(request(op, &args)) {
         return Inline::Done(Err(e.into()));
     }
-    let mut converted = Vec::with_capacity(args.len());
-    for a in args {
-        match arg(a) {
-            Ok(a) => converted.push(a),
-            Err(e) => return Inline::Done(Err(e)),
-        }
-    }
+    let converted = match args_of(args.into_iter()) {
+        Ok(c) => c,
+        Err(e) => return Inline::Done(Err(e)),
+    };
     // The op's trace span covers the kernel run here; one sent to the
     // compute pool gets its span in `run_job`.
     let span = || runtime::trace_span(op.name());
@@ -379,6 +373,16 @@ fn to_host(op: TensorOp, args: &[Value]) -> bool {
         TensorOp::To => matches!(args.get(1), Some(Value::Str(d)) if &**d == b"cpu"),
         _ => false,
     }
+}
+
+/// The builtin arguments of the operands, in a vector of their number (a
+/// `collect` through `Result` cannot size it and grows it instead).
+fn args_of(values: impl ExactSizeIterator<Item = Value>) -> Result<Vec<Arg>, RuntimeError> {
+    let mut converted = Vec::with_capacity(values.len());
+    for v in values {
+        converted.push(arg(v)?);
+    }
+    Ok(converted)
 }
 
 /// The builtin argument of an operand: a list of ints is `[]int`, a list
