@@ -258,6 +258,7 @@ pub(crate) fn run_controlled(
 /// Takes every task out of the worker's queues and the injection queue,
 /// oldest first.
 fn drain_queues(ctx: &Ctx, mut f: impl FnMut(Arc<Task>)) {
+    ctx.flush_held();
     while let Some(t) = ctx.local.pop() {
         f(t);
     }

@@ -7,9 +7,11 @@
 //!    blocking, and take from the injection queue first (so tasks woken from
 //!    outside are not starved by a busy local queue).
 //! 2. The LIFO slot, unless `MAX_LIFO_POLLS` LIFO tasks ran in a row; then
-//!    the LIFO task moves to the back of the local queue (fairness: two tasks
+//!    the LIFO task moves behind the held tasks (fairness: two tasks
 //!    ping-ponging cannot starve the queue).
-//! 3. The local queue (FIFO), then the injection queue.
+//! 3. The held tasks (displaced from the LIFO slot, private to this
+//!    worker) while the local queue is empty; else they join its back.
+//!    Then the local queue (FIFO), then the injection queue.
 //! 4. Search: steal half of another worker's queue.
 //! 5. Park (protocol in `idle.rs` and `park.rs`).
 
@@ -92,6 +94,7 @@ pub(crate) fn run_worker(ctx: &Ctx) {
         // own slot or queue, so this worker owns its body (`task.rs`).
         unsafe { t.abandon() };
     }
+    ctx.flush_held();
     while let Some(t) = ctx.local.pop() {
         // SAFETY: as above.
         unsafe { t.abandon() };
@@ -109,9 +112,20 @@ fn next_local(ctx: &Ctx) -> Option<Arc<Task>> {
             ctx.lifo_polls.set(n + 1);
             return Some(t);
         }
-        ctx.local.push(t);
+        // Its turn is over: behind the held tasks (oldest first), which
+        // join the local queue below when it has older work.
+        ctx.held.borrow_mut().push_back(t);
     }
     ctx.lifo_polls.set(0);
+    // Held tasks run here while the local queue is empty; older queued
+    // work goes first otherwise (and the held tasks join the queue's back).
+    if ctx.local.is_empty() {
+        if let Some(t) = ctx.pop_held() {
+            return Some(t);
+        }
+        return None;
+    }
+    ctx.flush_held();
     ctx.local.pop()
 }
 
@@ -228,6 +242,8 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
                 // and back (a busy loop on two workers took twice its CPU
                 // time so). Go's `Gosched` wakes nobody either.
                 ctx.trace_wake(task.id);
+                // Behind the tasks it woke before it yielded.
+                ctx.flush_held();
                 let alone = ctx.local.is_empty() && !ctx.lifo_occupied();
                 ctx.local.push(task);
                 if !alone {

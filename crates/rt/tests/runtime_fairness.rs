@@ -2,8 +2,8 @@
 //! or `preempt_point` does not starve others, and two tasks handing a value
 //! back and forth through the LIFO slot do not starve the queue; with two,
 //! a task left in the LIFO slot by a long poll is run by the other worker,
-//! and so is one that a second wake-up moved from the slot to the queue,
-//! and `hand_off_lifo` hands it over at once.
+//! and so is one that a second wake-up moved from the slot to the held
+//! tasks, and `hand_off_lifo` hands it over at once.
 
 use std::future::Future;
 use std::pin::Pin;
