@@ -500,6 +500,16 @@ impl<T: Send> Chan<T> {
         }
     }
 
+    /// True when a send would certainly block at this instant: the
+    /// channel has no ring, is open, and its flags say no receiver waits
+    /// and the buffer has no room (`try_send` would return `Full`).
+    /// Without the lock; false means only that a send may complete. For a
+    /// caller that can park without first making the value to send.
+    #[inline]
+    pub fn send_blocks_now(&self) -> bool {
+        self.inner.ring.is_none() && self.flags() & (FULL | CLOSED) == FULL
+    }
+
     /// The ring's `(head, tail)` words, if the channel has a ring.
     #[inline]
     pub(crate) fn ring_words(&self) -> Option<Words> {
@@ -844,7 +854,35 @@ impl<T: Send> Future for SendFut<'_, T> {
     type Output = Result<(), SendError<T>>;
 
     fn poll(mut self: Pin<&mut Self>, tcx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
+        self.poll_map(tcx, Ok(()), |v| Err(SendError(v)))
+    }
+}
+
+impl<T: Send> SendFut<'_, T> {
+    /// [`poll`](Future::poll) for a caller that needs only whether the
+    /// value went: `true` once taken or buffered, `false` (the value
+    /// dropped) if the channel is closed first. The result is one byte
+    /// in a register; `poll`'s carries the value back for the error and
+    /// is written through memory, where a caller that copies it soon
+    /// after the call waits for the stores to drain (store forwarding
+    /// fails on the byte-wide tag).
+    pub fn poll_sent(&mut self, tcx: &mut TaskContext<'_>) -> Poll<bool> {
+        self.poll_map(tcx, true, |v| {
+            drop(v);
+            false
+        })
+    }
+
+    /// The poll, with the result made by `ok` or `closed` where it is
+    /// known.
+    #[inline(always)]
+    fn poll_map<R>(
+        &mut self,
+        tcx: &mut TaskContext<'_>,
+        ok: R,
+        closed: impl FnOnce(T) -> R,
+    ) -> Poll<R> {
+        let this = self;
         if let Some(cx) = &mut this.cx {
             return match poll_queued(this.chan, cx, tcx.waker()) {
                 None => Poll::Pending,
@@ -853,27 +891,27 @@ impl<T: Send> Future for SendFut<'_, T> {
                         keep_in(&mut this.slot, cx);
                     }
                     match outcome {
-                        Outcome::SendClosed(v) => Poll::Ready(Err(SendError(v))),
-                        _ => Poll::Ready(Ok(())),
+                        Outcome::SendClosed(v) => Poll::Ready(closed(v)),
+                        _ => Poll::Ready(ok),
                     }
                 }
             };
         }
         let Some(v) = this.val.take() else {
             // Polled again after completion: nothing left to do.
-            return Poll::Ready(Ok(()));
+            return Poll::Ready(ok);
         };
-        let chan = self.chan;
+        let chan = this.chan;
         let mut st = chan.lock();
         match st.send(v) {
             SendStep::Done(h) => {
                 drop(st);
                 h.deliver();
-                Poll::Ready(Ok(()))
+                Poll::Ready(ok)
             }
-            SendStep::Closed(v) => Poll::Ready(Err(SendError(v))),
+            SendStep::Closed(v) => Poll::Ready(closed(v)),
             SendStep::Full(v) => {
-                let mut cx = context_in(&mut self.slot, tcx.waker());
+                let mut cx = context_in(&mut this.slot, tcx.waker());
                 let seq = st.take_seq();
                 cx.set_seq(seq);
                 st.sendq.push_back(
@@ -886,7 +924,7 @@ impl<T: Send> Future for SendFut<'_, T> {
                     },
                 );
                 drop(st);
-                self.cx = Some(cx);
+                this.cx = Some(cx);
                 Poll::Pending
             }
         }

@@ -143,7 +143,7 @@ impl<T> State<T> {
 
     /// `chanrecv` without parking: closed and drained? a waiting sender?
     /// a buffered value?
-    #[inline]
+    #[inline(always)]
     pub(crate) fn recv(&mut self, buf: &Buf<'_, T>) -> RecvStep<T> {
         if self.closed && buf.len(self) == 0 {
             return RecvStep::Done(None, Handoff::NONE);

@@ -303,19 +303,21 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
             Instr::MakeChan { cap, elem, out } => {
                 rare!(make_chan(sh.mem, fs, f, at, *cap, elem, *out))
             }
-            Instr::Send { ch, v } => {
-                let val = dup(&s!(*v));
-                match tri!(chan_ref(&s!(*ch))) {
-                    None => break 'run nil_or_far(fs, *ch, Some(val), at),
-                    Some(c) => match c.try_send(val) {
-                        Ok(()) => {}
-                        Err(TrySendError::Closed(_)) => {
-                            break 'run fail(f, at, RuntimeError::SendOnClosed)
-                        }
-                        Err(TrySendError::Full(val)) => break 'run Wait::Send { ch: *ch, val, at },
-                    },
+            Instr::Send { ch, v } => match tri!(chan_ref(&s!(*ch))) {
+                None => {
+                    let val = dup(&s!(*v));
+                    break 'run nil_or_far(fs, *ch, Some(val), at);
                 }
-            }
+                // Parks without copying the value here (`Wait::Send`).
+                Some(c) if c.send_blocks_now() => break 'run Wait::Send { ch: *ch, v: *v, at },
+                Some(c) => match c.try_send(dup(&s!(*v))) {
+                    Ok(()) => {}
+                    Err(TrySendError::Closed(_)) => {
+                        break 'run fail(f, at, RuntimeError::SendOnClosed)
+                    }
+                    Err(TrySendError::Full(_)) => break 'run Wait::Send { ch: *ch, v: *v, at },
+                },
+            },
             Instr::Recv { ch, out, ok, zero } => {
                 let got = match tri!(chan_ref(&s!(*ch))) {
                     None => break 'run nil_or_far(fs, *ch, None, at),

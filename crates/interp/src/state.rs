@@ -217,10 +217,15 @@ pub(super) enum Wait {
         at: usize,
     },
     /// A send that must park; `ch` is the slot of the (non-nil) channel,
-    /// borrowed from the frame while waiting rather than cloned.
+    /// borrowed from the frame while waiting rather than cloned, and `v`
+    /// the slot of the value, copied from the frame when the send queues.
+    /// The value is not carried here: `step` writes a `Wait` piece by
+    /// piece and `run_task` read it back at once in wider loads, which the
+    /// CPU cannot forward from the pending stores (docs/performance.md,
+    /// "Twenty-second session").
     Send {
         ch: Slot,
-        val: Value,
+        v: Slot,
         at: usize,
     },
     /// A receive that must park; `ch` as for `Send`.
@@ -276,14 +281,13 @@ pub(super) enum Wait {
 }
 
 impl Wait {
-    /// The channel slot, value and instruction of a `Send` or `FarSend`.
-    /// Taking the `Wait` whole, rather than moving the value out of it in
-    /// a `match`, is what lets `run_task`'s future drop the `Wait` before
-    /// it awaits (a local partly moved out, or borrowed, is kept across
-    /// the await).
+    /// The channel slot, value and instruction of a `FarSend`. Taking the
+    /// `Wait` whole, rather than moving the value out of it in a `match`,
+    /// is what lets `run_task`'s future drop the `Wait` before it awaits
+    /// (a local partly moved out, or borrowed, is kept across the await).
     pub fn into_send(self) -> Option<(Slot, Value, usize)> {
         match self {
-            Wait::Send { ch, val, at } | Wait::FarSend { ch, val, at } => Some((ch, val, at)),
+            Wait::FarSend { ch, val, at } => Some((ch, val, at)),
             _ => None,
         }
     }

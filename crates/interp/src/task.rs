@@ -26,6 +26,7 @@ use super::complete::{complete_recv, complete_select, FrameCases};
 use super::control;
 use super::error::{InternalError, RuntimeError};
 use super::exec::{step, TIMER_BYTES};
+use super::frame::dup;
 use super::state::{
     loc_of, mix, site_of, CollWait, Failure, InFlight, Shared, TaskFuture, TaskState, Wait, BUDGET,
 };
@@ -184,18 +185,19 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                         std::future::pending::<()>().await;
                         (None, false)
                     }
-                    Wait::Send { .. } => {
-                        let Some((ch, val, at)) = w.into_send() else {
-                            return lost(&sh, "send");
-                        };
-                        let Some(c) = chan_at(&st, ch) else {
+                    Wait::Send { ch, v, at } => {
+                        drop(w);
+                        let (Some(c), Some(val)) =
+                            (chan_at(&st, ch), st.stack.get(st.base + v as usize))
+                        else {
                             let bug = InternalError::LostChannel("send");
                             return sh.end_failed(st.failure(&sh.prog, at, bug.into()));
                         };
+                        let val = dup(val);
                         st.record_wait(&sh.prog, WaitKind::ChanSend, at);
-                        let r = c.send_in(val, &mut slot).await;
+                        let sent = SendDone(c.send_in(val, &mut slot)).await;
                         runtime::clear_wait();
-                        if r.is_err() {
+                        if !sent {
                             let e = RuntimeError::SendOnClosed;
                             return sh.end_failed(st.failure(&sh.prog, at, e));
                         }
@@ -370,6 +372,23 @@ fn chan_at(st: &TaskState, slot: Slot) -> Option<&Chan<Value>> {
     match st.stack.get(st.base + slot as usize) {
         Some(Value::Chan(c)) => c.ch.as_ref(),
         _ => None,
+    }
+}
+
+/// A send's future reduced to whether the value went (false: the channel
+/// was closed first, and the value is dropped). Its poll
+/// (`SendFut::poll_sent`) returns one byte in a register. `SendFut`'s own
+/// result is 24 bytes written through memory, whose byte-wide tag the
+/// async block read back at once with a 16-byte load that the CPU could
+/// not forward from the pending stores (docs/performance.md,
+/// "Twenty-second session").
+struct SendDone<'a>(weft_chan::SendFut<'a, Value>);
+
+impl Future for SendDone<'_> {
+    type Output = bool;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<bool> {
+        self.0.poll_sent(cx)
     }
 }
 
