@@ -281,6 +281,22 @@ pub(super) enum Wait {
 }
 
 impl Wait {
+    /// Drops the `Wait` (as `drop`), inline: the variants that own
+    /// nothing (a send, receive, select or yield: slots and indices) are
+    /// forgotten, without a call to the drop glue. That call loaded the
+    /// tag `step` had just written with a wider load than the store, which
+    /// the CPU cannot forward (docs/performance.md, "Twenty-second
+    /// session").
+    #[inline(always)]
+    pub fn end(self) {
+        match self {
+            Wait::Send { .. } | Wait::Recv { .. } | Wait::Select { .. } | Wait::Yield => {
+                std::mem::forget(self)
+            }
+            other => drop(other),
+        }
+    }
+
     /// The channel slot, value and instruction of a `FarSend`. Taking the
     /// `Wait` whole, rather than moving the value out of it in a `match`,
     /// is what lets `run_task`'s future drop the `Wait` before it awaits

@@ -160,7 +160,7 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                     Wait::Exit(code) => return TaskEnd::Exit(code),
                     Wait::Fail(f) => return sh.end_failed(*f),
                     Wait::Yield => {
-                        drop(w);
+                        w.end();
                         if sh.test.is_some() {
                             // A controlled run's preemption point: where the task is.
                             let site = site_of(st.cur, st.pc).unwrap_or(0);
@@ -186,7 +186,7 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                         (None, false)
                     }
                     Wait::Send { ch, v, at } => {
-                        drop(w);
+                        w.end();
                         let (Some(c), Some(val)) =
                             (chan_at(&st, ch), st.stack.get(st.base + v as usize))
                         else {
@@ -204,7 +204,7 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                         (None, false)
                     }
                     Wait::Recv { ch, at } => {
-                        drop(w);
+                        w.end();
                         let Some(c) = chan_at(&st, ch) else {
                             let bug = InternalError::LostChannel("receive");
                             return sh.end_failed(st.failure(&sh.prog, at, bug.into()));
@@ -218,7 +218,7 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                         }
                     }
                     Wait::Select { at } => {
-                        drop(w);
+                        w.end();
                         let prog = &sh.prog;
                         let Some(f) = st.func(prog) else {
                             let bug = InternalError::NoFunction(st.cur);
