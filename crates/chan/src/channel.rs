@@ -492,9 +492,13 @@ impl<T: Send> Chan<T> {
         }
         let step = self.lock().recv();
         match step {
-            RecvStep::Done(v, h) => {
+            RecvStep::Done(Some(v), h) => {
                 h.deliver();
-                v.ok_or(TryRecvError::Closed)
+                Ok(v)
+            }
+            RecvStep::Done(None, h) => {
+                h.deliver();
+                Err(TryRecvError::Closed)
             }
             RecvStep::Empty => Err(TryRecvError::Empty),
         }

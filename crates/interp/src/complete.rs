@@ -118,6 +118,25 @@ pub(super) fn complete_recv(
     pending
 }
 
+/// [`complete_recv`] for a value received (not the channel's close): the
+/// receive's hot path, with no `Option` around the value.
+#[inline(always)]
+pub(super) fn complete_recv_value(
+    fs: &mut [Value],
+    out: Option<Slot>,
+    ok: Option<Slot>,
+    v: Value,
+) -> Option<InFlight> {
+    let pending = in_flight(&v);
+    if let Some(o) = out {
+        put(&mut fs[o as usize], v);
+    }
+    if let Some(k) = ok {
+        put(&mut fs[k as usize], Value::Bool(true));
+    }
+    pending
+}
+
 /// Completes the select at `at` of `f` (its `cases`) into the frame `fs`:
 /// stores what the chosen case received and returns the first instruction
 /// of the case's block, with the received tensors to wait for. A chosen send

@@ -42,7 +42,7 @@ use super::code::{
     CollInstr, CollOp, Func, FuncId, Instr, IntOp, LibOp, MapUpdate, Pc, Program, SelCase, Slot,
     TensorOp, UpdateOp,
 };
-use super::complete::{chan_ref, complete_recv, complete_select, FrameCases};
+use super::complete::{chan_ref, complete_recv, complete_recv_value, complete_select, FrameCases};
 use super::error::{InternalError, RuntimeError};
 use super::frame::{dup, init_frame, is_scalar, put, put_int, take_or_clone};
 use super::jit;
@@ -322,7 +322,16 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 let got = match tri!(chan_ref(&s!(*ch))) {
                     None => break 'run nil_or_far(fs, *ch, None, at),
                     Some(c) => match c.try_recv() {
-                        Ok(v) => Some(v),
+                        // Straight into the frame: an `Option` made from
+                        // the result here re-encoded its tag, and the copy
+                        // stalled on the stores `try_recv` had just made
+                        // (docs/performance.md, "Twenty-second session").
+                        Ok(v) => {
+                            if let Some(t) = complete_recv_value(fs, *out, *ok, v) {
+                                break 'run Wait::Ready { t, at };
+                            }
+                            continue 'run;
+                        }
                         // Closed and drained: the zero value, unless a
                         // `lines` reader left an error beside the channel;
                         // then, and when empty, `run_task` completes it
