@@ -220,8 +220,8 @@ pub(super) enum Wait {
     /// borrowed from the frame while waiting rather than cloned, and `v`
     /// the slot of the value, copied from the frame when the send queues.
     /// The value is not carried here: `step` writes a `Wait` piece by
-    /// piece and `run_task` read it back at once in wider loads, which the
-    /// CPU cannot forward from the pending stores (docs/performance.md,
+    /// piece and `run_task` reads it back at once, in wider loads that
+    /// the CPU cannot forward from the pending stores (docs/performance.md,
     /// "Twenty-second session").
     Send {
         ch: Slot,
