@@ -66,6 +66,10 @@ const MAX_PERM: i64 = 1 << 28;
 /// The largest group `group(n)` makes (as `perm`'s bound: past it the
 /// members alone would not fit in memory).
 const MAX_GROUP: i64 = 1 << 28;
+/// The smallest capacity for which `make` gives a channel a lock-free
+/// ring (`weft_chan::Chan::new`); below it the buffer stays under the
+/// channel's lock (`Chan::with_locked_buffer`).
+const RING_FROM: usize = 8;
 /// The largest channel capacity `make` accepts.
 const MAX_CAP: i64 = 1 << 32;
 /// The longest timer (about 100 years), so deadlines never overflow.
@@ -805,8 +809,17 @@ pub(super) fn make_chan(
     if let Err(e) = mem.check(CHAN_BYTES + n as usize * CHAN_SLOT_BYTES) {
         return Break(out_of_memory(f, at, e));
     }
+    // Tasks park at once when they must wait, so a small buffer between
+    // them is nearly always full or empty: under the lock it costs less
+    // than a ring's freeze and thaw around every wait (measured in
+    // `Chan::with_locked_buffer`).
+    let ch = if (n as usize) < RING_FROM {
+        Chan::with_locked_buffer(n as usize)
+    } else {
+        Chan::new(n as usize)
+    };
     fs[out as usize] = Value::Chan(Arc::new(ChanVal {
-        ch: Some(Chan::new(n as usize)),
+        ch: Some(ch),
         elem: elem.clone(),
         far: None,
         read_err: None,
