@@ -548,3 +548,55 @@ fn readiness_reads_without_changing_and_ignores_stale_entries() {
     c.close().unwrap();
     assert!(c.send_ready() && c.recv_ready());
 }
+
+#[test]
+fn poll_sent_reports_taken_or_closed_and_drops_the_value() {
+    let (_, w) = counter();
+    let mut cx = Context::from_waker(&w);
+    // Taken by a receiver: true.
+    let c = Chan::<Arc<i32>>::new(0);
+    let v = Arc::new(5);
+    let mut f = c.send(v.clone());
+    assert!(f.poll_sent(&mut cx).is_pending());
+    assert_eq!(c.try_recv().as_deref(), Ok(&5));
+    assert_eq!(f.poll_sent(&mut cx), Poll::Ready(true));
+    drop(f);
+    // Closed while queued: false, and the value is dropped, not leaked.
+    let mut f = c.send(v.clone());
+    assert!(f.poll_sent(&mut cx).is_pending());
+    assert_eq!(Arc::strong_count(&v), 2);
+    c.close().unwrap();
+    assert_eq!(f.poll_sent(&mut cx), Poll::Ready(false));
+    assert_eq!(Arc::strong_count(&v), 1);
+    // Buffered at once: true on the first poll.
+    let b = Chan::with_locked_buffer(1);
+    let mut f = b.send(1);
+    assert_eq!(f.poll_sent(&mut cx), Poll::Ready(true));
+}
+
+#[test]
+fn send_blocks_now_is_exact_on_an_idle_channel() {
+    let (_, w) = counter();
+    // Unbuffered: blocks until a receiver waits.
+    let u = Chan::<i32>::new(0);
+    assert!(u.send_blocks_now());
+    let mut r = u.recv();
+    assert!(poll_once(&mut r, &w).is_pending());
+    assert!(!u.send_blocks_now());
+    drop(r);
+    assert!(u.send_blocks_now());
+    // A buffer under the lock: blocks once full; a closed channel does
+    // not block (the send fails).
+    let l = Chan::with_locked_buffer(2);
+    assert!(!l.send_blocks_now());
+    l.try_send(1).unwrap();
+    l.try_send(2).unwrap();
+    assert!(l.send_blocks_now());
+    l.close().unwrap();
+    assert!(!l.send_blocks_now());
+    // A ring answers only through a send: never "certainly blocks".
+    let g = Chan::new(1);
+    g.try_send(1).unwrap();
+    assert!(!g.send_blocks_now());
+    assert_eq!(g.try_send(2), Err(TrySendError::Full(2)));
+}

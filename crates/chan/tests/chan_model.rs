@@ -180,13 +180,26 @@ fn settle(
     Ok(())
 }
 
+/// The channels of a program: each a capacity, and whether its buffer is
+/// kept under the lock (`Chan::with_locked_buffer`) instead of a ring.
 fn run_program(
-    caps: &[usize],
+    kinds: &[(usize, bool)],
     steps: &[Step],
     seed: u64,
     ntasks: usize,
 ) -> Result<(), TestCaseError> {
-    let chans: Vec<Chan<u32>> = caps.iter().map(|&c| Chan::new(c)).collect();
+    let chans: Vec<Chan<u32>> = kinds
+        .iter()
+        .map(|&(c, locked)| {
+            if locked {
+                Chan::with_locked_buffer(c)
+            } else {
+                Chan::new(c)
+            }
+        })
+        .collect();
+    let caps: Vec<usize> = kinds.iter().map(|&(c, _)| c).collect();
+    let caps = &caps[..];
     let mut model = Model::new(caps, ntasks);
     let mut tasks: Vec<Option<Task<'_>>> = (0..ntasks).map(|_| None).collect();
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -306,7 +319,10 @@ proptest! {
 
     #[test]
     fn real_channels_follow_the_model(
-        caps in prop::collection::vec(prop_oneof![4 => 0usize..3, 1 => Just(DEQUE_CAP)], CHANS),
+        caps in prop::collection::vec(
+            (prop_oneof![4 => 0usize..3, 1 => Just(DEQUE_CAP)], any::<bool>()),
+            CHANS,
+        ),
         steps in prop::collection::vec(step(TASKS, CHANS), 1..60),
         seed in any::<u64>(),
     ) {
@@ -351,7 +367,10 @@ proptest! {
     /// send or receive served (FIFO) and how long each queue is.
     #[test]
     fn long_queues_follow_the_model(
-        caps in prop::collection::vec(prop_oneof![4 => 0usize..2, 1 => Just(DEQUE_CAP)], LONG_CHANS),
+        caps in prop::collection::vec(
+            (prop_oneof![4 => 0usize..2, 1 => Just(DEQUE_CAP)], any::<bool>()),
+            LONG_CHANS,
+        ),
         steps in prop::collection::vec(long_step(), 1..400)
             .prop_flat_map(|steps| {
                 // At most one close, late in the program.
@@ -429,15 +448,20 @@ fn recv_with(ch: &Chan<u32>, mode: Mode, rng: &mut fastrand::Rng) -> Option<u32>
     }
 }
 
-/// Producers and consumers on threads; returns (values each producer got
+/// Producers and consumers on threads, on a channel of capacity `cap` (its
+/// buffer under the lock when `locked`); returns (values each producer got
 /// through, what each consumer received in order).
 fn run_threads(
-    cap: usize,
+    (cap, locked): (usize, bool),
     producers: &[(Mode, u32)],
     consumers: &[Mode],
     close_early: Option<u32>,
 ) -> (Vec<u32>, Vec<Vec<u32>>) {
-    let ch = Chan::<u32>::new(cap);
+    let ch = if locked {
+        Chan::<u32>::with_locked_buffer(cap)
+    } else {
+        Chan::<u32>::new(cap)
+    };
     let prod: Vec<_> = producers
         .iter()
         .enumerate()
@@ -487,7 +511,7 @@ proptest! {
 
     #[test]
     fn threads_lose_nothing_and_keep_order(
-        cap in prop_oneof![Just(0usize), Just(1), Just(4), Just(DEQUE_CAP)],
+        cap in (prop_oneof![Just(0usize), Just(1), Just(4), Just(DEQUE_CAP)], any::<bool>()),
         producers in prop::collection::vec((mode(), 0u32..60), 1..4),
         consumers in prop::collection::vec(mode(), 1..4),
         close_early in prop::option::of(0u32..40),
