@@ -903,10 +903,7 @@ impl<T: Send> SendFut<'_, T> {
     /// after the call waits for the stores to drain (store forwarding
     /// fails on the byte-wide tag).
     pub fn poll_sent(&mut self, tcx: &mut TaskContext<'_>) -> Poll<bool> {
-        self.poll_map(tcx, true, |v| {
-            drop(v);
-            false
-        })
+        self.poll_map(tcx, true, |_| false)
     }
 
     /// The poll, with the result made by `ok` or `closed` where it is
@@ -918,13 +915,12 @@ impl<T: Send> SendFut<'_, T> {
         ok: R,
         closed: impl FnOnce(T) -> R,
     ) -> Poll<R> {
-        let this = self;
-        if let Some(cx) = &mut this.cx {
-            return match poll_queued(this.chan, cx, tcx.waker()) {
+        if let Some(cx) = &mut self.cx {
+            return match poll_queued(self.chan, cx, tcx.waker()) {
                 None => Poll::Pending,
                 Some(outcome) => {
-                    if let Some(cx) = this.cx.take() {
-                        keep_in(&mut this.slot, cx);
+                    if let Some(cx) = self.cx.take() {
+                        keep_in(&mut self.slot, cx);
                     }
                     match outcome {
                         Outcome::SendClosed(v) => Poll::Ready(closed(v)),
@@ -933,11 +929,11 @@ impl<T: Send> SendFut<'_, T> {
                 }
             };
         }
-        let Some(v) = this.val.take() else {
+        let Some(v) = self.val.take() else {
             // Polled again after completion: nothing left to do.
             return Poll::Ready(ok);
         };
-        let chan = this.chan;
+        let chan = self.chan;
         let mut st = chan.lock();
         match st.send(v) {
             SendStep::Done(h) => {
@@ -947,7 +943,7 @@ impl<T: Send> SendFut<'_, T> {
             }
             SendStep::Closed(v) => Poll::Ready(closed(v)),
             SendStep::Full(v) => {
-                let mut cx = context_in(&mut this.slot, tcx.waker());
+                let mut cx = context_in(&mut self.slot, tcx.waker());
                 let seq = st.take_seq();
                 cx.set_seq(seq);
                 st.sendq.push_back(
@@ -960,7 +956,7 @@ impl<T: Send> SendFut<'_, T> {
                     },
                 );
                 drop(st);
-                this.cx = Some(cx);
+                self.cx = Some(cx);
                 Poll::Pending
             }
         }

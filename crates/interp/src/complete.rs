@@ -105,17 +105,18 @@ pub(super) fn complete_recv(
     zero: &Value,
     got: Option<Value>,
 ) -> Option<InFlight> {
-    let okv = got.is_some();
-    let pending = got.as_ref().and_then(in_flight);
-    // `put`: the old value of an int or bool slot (what a received
-    // value's and `ok`'s slots hold) is not passed to the drop glue.
-    if let Some(o) = out {
-        put(&mut fs[o as usize], got.unwrap_or_else(|| zero.clone()));
-    }
-    if let Some(k) = ok {
-        put(&mut fs[k as usize], Value::Bool(okv));
-    }
-    pending
+    let Some(v) = got else {
+        // `put`: the old value of an int or bool slot (what a received
+        // value's and `ok`'s slots hold) is not passed to the drop glue.
+        if let Some(o) = out {
+            put(&mut fs[o as usize], zero.clone());
+        }
+        if let Some(k) = ok {
+            put(&mut fs[k as usize], Value::Bool(false));
+        }
+        return None;
+    };
+    complete_recv_value(fs, out, ok, v)
 }
 
 /// [`complete_recv`] for a value received (not the channel's close): the

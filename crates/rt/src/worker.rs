@@ -120,10 +120,7 @@ fn next_local(ctx: &Ctx) -> Option<Arc<Task>> {
     // Held tasks run here while the local queue is empty; older queued
     // work goes first otherwise (and the held tasks join the queue's back).
     if ctx.local.is_empty() {
-        if let Some(t) = ctx.pop_held() {
-            return Some(t);
-        }
-        return None;
+        return ctx.pop_held();
     }
     ctx.flush_held();
     ctx.local.pop()
