@@ -51,10 +51,11 @@
 //!
 //! A select with no cases, or only nil cases, never fires.
 //!
-//! Allocation: the cases (up to 4), the poll and lock orders and the held
-//! locks (up to 8) live in `SmallVec`s (Go keeps them on the
+//! Allocation: the cases (up to 4) live in a `SmallVec`; for up to 8
+//! cases the poll order is one word and the lock order, the held locks
+//! and each case's lock (`LockSet`) fixed arrays (Go keeps them on the
 //! stack for up to 65536 cases), so a select of up to 4 cases allocates
-//! only the `Context` it parks with. A `try_select` with one non-nil case
+//! only the `Context` it parks with (more than 8 cases: vectors). A `try_select` with one non-nil case
 //! is the channel's `try_send` / `try_recv` (lock-free when it fails or the
 //! buffer serves it), as Go's `selectnbsend` / `selectnbrecv` are; with
 //! several cases it reports "none ready" only at one instant (step 3):
@@ -747,16 +748,11 @@ fn attempt<T: Send, S: Cases<T>>(
     park: Option<&Waker>,
     slot: &mut Option<&mut WaitSlot<T>>,
 ) -> Attempt<T> {
-    let lockorder = lockorder(src);
-    let mut guards: SmallVec<[Locked<'_, T>; INLINE]> =
-        lockorder.iter().map(|c| c.lock()).collect();
-    let guard_of = |ch: &Chan<T>| lockorder.binary_search_by_key(&ch.id(), |c| c.id()).ok();
+    let mut locks = LockSet::lock(src);
 
     let mut fired = None;
     for i in pollorder.iter() {
-        let Some(ch) = src.chan(i) else { continue };
-        let Some(g) = guard_of(ch) else { continue };
-        let st = &mut guards[g];
+        let Some(st) = locks.of_case(i) else { continue };
         if src.is_send(i) {
             let Some(v) = src.take_value(i) else {
                 continue;
@@ -778,7 +774,7 @@ fn attempt<T: Send, S: Cases<T>>(
         }
     }
     if let Some((index, outcome, h)) = fired {
-        drop(guards);
+        drop(locks);
         h.deliver();
         return Attempt::Fired(Selected { index, outcome });
     }
@@ -788,17 +784,17 @@ fn attempt<T: Send, S: Cases<T>>(
     let mut cx = context_in(slot, waker);
     // One number for every entry of the party: past every number queued
     // on any of its channels, each of which then moves past it (`queue.rs`).
-    let seq = guards.iter().map(|g| g.next_seq).max().unwrap_or(0);
-    for g in guards.iter_mut() {
+    let held = locks.held();
+    let seq = held.iter().flatten().map(|g| g.next_seq).max().unwrap_or(0);
+    for g in held.iter_mut().flatten() {
         g.next_seq = seq + 1;
     }
     cx.set_seq(seq);
     for i in pollorder.iter() {
-        let Some(ch) = src.chan(i) else { continue };
-        let Some(g) = guard_of(ch) else { continue };
+        let Some(st) = locks.of_case(i) else { continue };
         if src.is_send(i) {
             if let Some(v) = src.take_value(i) {
-                guards[g].sendq.push_back(
+                st.sendq.push_back(
                     seq,
                     Waiter {
                         cx: cx.entry(),
@@ -809,7 +805,7 @@ fn attempt<T: Send, S: Cases<T>>(
                 );
             }
         } else {
-            guards[g].recvq.push_back(
+            st.recvq.push_back(
                 seq,
                 Waiter {
                     cx: cx.entry(),
@@ -865,13 +861,11 @@ impl<T: Send> Run<T> {
                 Check::Done(index, outcome) => (index, outcome),
                 Check::Waiting => return Poll::Pending,
                 Check::NewWaker => {
-                    let lockorder = lockorder(src);
-                    let guards: SmallVec<[Locked<'_, T>; INLINE]> =
-                        lockorder.iter().map(|c| c.lock()).collect();
+                    let locks = LockSet::lock(src);
                     // SAFETY: every channel of the select is locked, so
                     // every queue that may hold an entry of `cx`.
                     unsafe { cx.set_waker(tcx.waker()) };
-                    drop(guards);
+                    drop(locks);
                     match cx.take_outcome() {
                         Some(got) => got,
                         None => return Poll::Pending,
@@ -1043,41 +1037,184 @@ fn note<'a, T>(seen: &mut Seen<'a, T>, ch: &'a Chan<T>, w: Option<Words>) {
 /// so its channel is skipped unless another case names it too.
 fn dequeue_all<T, S: Cases<T>>(src: &S, cx: &Owned<T>, fired: Option<usize>) {
     let n = src.count();
-    let named_once = |ch: &Chan<T>| (0..n).filter(|&j| src.chan(j) == Some(ch)).count() == 1;
-    let skip = fired.and_then(|i| src.chan(i)).filter(|f| named_once(f));
     if n > PACKED {
         // Many cases: the sorted distinct channels (no quadratic scan).
-        for ch in lockorder(src) {
-            if skip != Some(ch) {
+        let chans = sorted_chans(src);
+        let skip = fired
+            .and_then(|i| src.chan(i))
+            .map(|f| f.id())
+            .filter(|&f| {
+                let at = chans.partition_point(|&(id, _, _)| id < f);
+                chans.get(at + 1).is_none_or(|&(id, _, _)| id != f)
+            });
+        let mut last = None;
+        for &(id, ch, _) in &chans {
+            if last != Some(id) && skip != Some(id) {
                 ch.lock().remove(cx);
             }
+            last = Some(id);
         }
         return;
     }
+    // Each case's channel, read once (a `Cases` may look it up in a frame).
+    let mut chans: [Option<&Chan<T>>; PACKED] = [None; PACKED];
+    for (i, c) in chans.iter_mut().enumerate().take(n) {
+        *c = src.chan(i);
+    }
+    let fired = fired
+        .and_then(|i| chans.get(i).copied().flatten())
+        .map(|f| f.id());
     for i in 0..n {
-        let Some(ch) = src.chan(i) else { continue };
-        if skip == Some(ch) {
+        let Some(id) = chans[i].map(|c| c.id()) else {
+            continue;
+        };
+        // The first case naming a channel removes every entry there; the
+        // fired case's channel is skipped when no other case names it.
+        let named = |j: usize| j != i && chans[j].is_some_and(|c| c.id() == id);
+        if (0..i).any(named) || (fired == Some(id) && !(i + 1..n).any(named)) {
             continue;
         }
-        // The first case naming `ch` removes every entry there.
-        if (0..i).any(|j| src.chan(j) == Some(ch)) {
-            continue;
+        if let Some(ch) = chans[i] {
+            ch.lock().remove(cx);
         }
-        ch.lock().remove(cx);
     }
 }
 
-/// Step 2: the distinct channels, sorted by id.
-fn lockorder<T, S: Cases<T>>(src: &S) -> SmallVec<[&Chan<T>; INLINE]> {
-    let mut order: SmallVec<[&Chan<T>; INLINE]> = SmallVec::new();
+/// The non-nil cases as `(id, channel, case)`, sorted by id (step 2's
+/// order; cases naming one channel are next to each other).
+type ById<'c, T> = SmallVec<[(usize, &'c Chan<T>, u32); INLINE]>;
+
+fn sorted_chans<T, S: Cases<T>>(src: &S) -> ById<'_, T> {
+    let mut v: ById<'_, T> = SmallVec::new();
     for i in 0..src.count() {
         if let Some(ch) = src.chan(i) {
-            order.push(ch);
+            v.push((ch.id(), ch, i as u32));
         }
     }
-    order.sort_unstable_by_key(|c| c.id());
-    order.dedup_by_key(|c| c.id());
-    order
+    if v.len() <= PACKED {
+        // Insertion sort: a handful of entries, no call.
+        for k in 1..v.len() {
+            let mut j = k;
+            while j > 0 && v[j - 1].0 > v[j].0 {
+                v.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    } else {
+        v.sort_unstable_by_key(|e| e.0);
+    }
+    v
+}
+
+/// Steps 2-4's locks: every distinct channel of the select locked in
+/// order of id, and for each case the guard of its channel, found by
+/// index (no search per case). Up to `PACKED` cases in fixed arrays (a
+/// growable vector's checks on every push were about a third of a
+/// parking select's instructions).
+enum LockSet<'c, T> {
+    Packed {
+        /// One guard per distinct channel, in lock order.
+        guards: [Option<Locked<'c, T>>; PACKED],
+        /// Guards held.
+        held: usize,
+        /// For each case, its channel's index in `guards` (`NIL`: nil).
+        slot: [u8; PACKED],
+    },
+    Spilled {
+        /// As above, every one `Some`.
+        guards: Vec<Option<Locked<'c, T>>>,
+        slot: Vec<u32>,
+    },
+}
+
+/// `LockSet`'s slot of a nil case.
+const NIL: u8 = u8::MAX;
+
+impl<'c, T> LockSet<'c, T> {
+    /// Locks every channel of `src` (step 2).
+    #[inline]
+    fn lock<S: Cases<T>>(src: &'c S) -> Self {
+        let n = src.count();
+        if n > PACKED {
+            return Self::lock_spilled(src);
+        }
+        let mut chans: [Option<&'c Chan<T>>; PACKED] = [None; PACKED];
+        // The non-nil cases as (id, case), sorted by id below.
+        let mut byid = [(0usize, 0u8); PACKED];
+        let mut m = 0;
+        for (i, c) in chans.iter_mut().enumerate().take(n) {
+            if let Some(ch) = src.chan(i) {
+                *c = Some(ch);
+                byid[m] = (ch.id(), i as u8);
+                m += 1;
+            }
+        }
+        // Insertion sort: a handful of entries.
+        for k in 1..m {
+            let e = byid[k];
+            let mut j = k;
+            while j > 0 && byid[j - 1].0 > e.0 {
+                byid[j] = byid[j - 1];
+                j -= 1;
+            }
+            byid[j] = e;
+        }
+        let mut guards = [const { None }; PACKED];
+        let mut slot = [NIL; PACKED];
+        let mut held = 0;
+        let mut last = None;
+        for &(id, i) in &byid[..m] {
+            let i = usize::from(i);
+            if last != Some(id) {
+                if let Some(ch) = chans[i] {
+                    guards[held] = Some(ch.lock());
+                    held += 1;
+                }
+                last = Some(id);
+            }
+            slot[i] = (held - 1) as u8;
+        }
+        LockSet::Packed { guards, held, slot }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lock_spilled<S: Cases<T>>(src: &'c S) -> Self {
+        let byid = sorted_chans(src);
+        let mut slot = vec![u32::MAX; src.count()];
+        let mut guards = Vec::with_capacity(byid.len());
+        let mut last = None;
+        for &(id, ch, i) in &byid {
+            if last != Some(id) {
+                guards.push(Some(ch.lock()));
+                last = Some(id);
+            }
+            if let Some(s) = slot.get_mut(i as usize) {
+                *s = (guards.len() - 1) as u32;
+            }
+        }
+        LockSet::Spilled { guards, slot }
+    }
+
+    /// The held lock of case `i`'s channel; `None` for a nil case.
+    #[inline]
+    fn of_case(&mut self, i: usize) -> Option<&mut Locked<'c, T>> {
+        match self {
+            LockSet::Packed { guards, slot, .. } => {
+                guards.get_mut(usize::from(*slot.get(i)?))?.as_mut()
+            }
+            LockSet::Spilled { guards, slot } => guards.get_mut(*slot.get(i)? as usize)?.as_mut(),
+        }
+    }
+
+    /// Every held lock, once each.
+    #[inline]
+    fn held(&mut self) -> &mut [Option<Locked<'c, T>>] {
+        match self {
+            LockSet::Packed { guards, held, .. } => &mut guards[..*held],
+            LockSet::Spilled { guards, .. } => guards,
+        }
+    }
 }
 
 #[cfg(test)]

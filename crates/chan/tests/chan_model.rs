@@ -68,6 +68,15 @@ fn case_gen(chans: usize) -> impl Strategy<Value = CaseGen> {
     (ch, any::<bool>()).prop_map(|(ch, send)| CaseGen { ch, send })
 }
 
+/// A select's cases: usually `few` of them; now and then more than fit in
+/// a select's packed orders and lock set (8), so the spilled paths run too.
+fn cases(chans: usize, few: std::ops::Range<usize>) -> impl Strategy<Value = Vec<CaseGen>> {
+    prop_oneof![
+        8 => prop::collection::vec(case_gen(chans), few),
+        1 => prop::collection::vec(case_gen(chans), 9..13),
+    ]
+}
+
 /// One step over `tasks` tasks and `chans` channels.
 fn step(tasks: usize, chans: usize) -> impl Strategy<Value = Step> {
     let task = 0..tasks;
@@ -75,9 +84,9 @@ fn step(tasks: usize, chans: usize) -> impl Strategy<Value = Step> {
     prop_oneof![
         4 => (task.clone(), ch.clone()).prop_map(|(task, ch)| Step::Send { task, ch }),
         4 => (task.clone(), ch.clone()).prop_map(|(task, ch)| Step::Recv { task, ch }),
-        4 => (task.clone(), prop::collection::vec(case_gen(chans), 0..5))
+        4 => (task.clone(), cases(chans, 0..5))
             .prop_map(|(task, cases)| Step::Select { task, cases }),
-        2 => prop::collection::vec(case_gen(chans), 0..4).prop_map(|cases| Step::TrySelect { cases }),
+        2 => cases(chans, 0..4).prop_map(|cases| Step::TrySelect { cases }),
         2 => ch.clone().prop_map(|ch| Step::TrySend { ch }),
         2 => ch.clone().prop_map(|ch| Step::TryRecv { ch }),
         1 => ch.prop_map(|ch| Step::Close { ch }),
