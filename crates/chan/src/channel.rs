@@ -516,7 +516,7 @@ impl<T: Send> Chan<T> {
     /// assert_eq!(ch.try_recv(), Err(TryRecvError::Closed));
     /// ```
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        match self.probe_recv() {
+        match self.probe_recv::<true>() {
             Ok(v) => return Ok(v),
             Err(Probe::NotReady(_)) => return Err(TryRecvError::Empty),
             Err(Probe::Closed) => return Err(TryRecvError::Closed),
@@ -554,11 +554,14 @@ impl<T: Send> Chan<T> {
 
     /// A send without the lock: through the open ring, else the flags.
     /// `NotReady` and `Closed` are exact at one instant (see the module
-    /// header); `Unknown`: only the locked step can tell.
+    /// header), except that with `EXACT` false a full ring's `NotReady`
+    /// is only a hint (`Ring::push_open`: for a select whose locked pass
+    /// decides when no case fires); `Unknown`: only the locked step can
+    /// tell.
     #[inline]
-    pub(crate) fn probe_send(&self, v: T) -> Result<(), (T, Probe)> {
+    pub(crate) fn probe_send<const EXACT: bool>(&self, v: T) -> Result<(), (T, Probe)> {
         let v = match &self.inner.ring {
-            Some(r) => match r.try_push(v) {
+            Some(r) => match r.push_open::<EXACT>(v) {
                 Ok(()) => return Ok(()),
                 Err((v, Miss::Fail(w))) => return Err((v, Probe::NotReady(Some(w)))),
                 Err((v, Miss::Slow)) => v,
@@ -577,12 +580,12 @@ impl<T: Send> Chan<T> {
         Err((v, Probe::Unknown))
     }
 
-    /// A receive without the lock, as [`Chan::probe_send`]; `Closed`:
-    /// closed and drained (permanent).
+    /// A receive without the lock, as [`Chan::probe_send`] (`EXACT`
+    /// included); `Closed`: closed and drained (permanent).
     #[inline(always)]
-    pub(crate) fn probe_recv(&self) -> Result<T, Probe> {
+    pub(crate) fn probe_recv<const EXACT: bool>(&self) -> Result<T, Probe> {
         if let Some(r) = &self.inner.ring {
-            match r.try_pop() {
+            match r.pop_open::<EXACT>() {
                 Ok(v) => return Ok(v),
                 Err(Miss::Fail(w)) => return Err(Probe::NotReady(Some(w))),
                 Err(Miss::Slow) => {}

@@ -616,7 +616,10 @@ fn try_one<T: Send, S: Cases<T>>(src: &S, i: usize) -> Option<Selected<T>> {
 ///
 /// `EXACT`: whether "nothing ready" must be told exact (`try_select_on`,
 /// which returns `default` on it); a select that parks runs the locked
-/// pass anyway and skips the double check's bookkeeping.
+/// pass anyway, so it skips the double check's bookkeeping and the
+/// fence in an open ring's full / empty check (`Ring::push_open`): a ring
+/// it wrongly finds not ready is, unless another case fires, looked at
+/// again under the lock.
 fn probe<'s, const EXACT: bool, T: Send + 's, S: Cases<T>>(
     src: &'s S,
     pollorder: &Order,
@@ -631,7 +634,7 @@ fn probe<'s, const EXACT: bool, T: Send + 's, S: Cases<T>>(
             let Some(v) = src.take_value(i) else {
                 return Probed::Unknown;
             };
-            match ch.probe_send(v) {
+            match ch.probe_send::<EXACT>(v) {
                 Ok(()) => Outcome::Sent,
                 Err((v, Probe::Closed)) => Outcome::SendClosed(v),
                 Err((v, Probe::NotReady(w))) => {
@@ -662,7 +665,7 @@ fn probe<'s, const EXACT: bool, T: Send + 's, S: Cases<T>>(
                 }
             }
         } else {
-            match ch.probe_recv() {
+            match ch.probe_recv::<EXACT>() {
                 Ok(v) => Outcome::Received(Some(v)),
                 Err(Probe::Closed) => Outcome::Received(None),
                 Err(Probe::NotReady(w)) => {
