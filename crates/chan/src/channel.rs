@@ -955,7 +955,7 @@ impl<T: Send> SendFut<'_, T> {
                         cx: cx.entry(),
                         case: 0,
                         val: v,
-                        single: true,
+                        single: 1,
                     },
                 );
                 drop(st);
@@ -1071,7 +1071,7 @@ impl<T: Send> Future for RecvFut<'_, T> {
                         cx: cx.entry(),
                         case: 0,
                         val: (),
-                        single: true,
+                        single: 1,
                     },
                 );
                 drop(st);

@@ -76,10 +76,30 @@ impl<T, V> WaitQueue<T, V> {
 
     /// Queues `w` of a party numbered `seq`, which is at least the `seq`
     /// of every entry here (invariant 1).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push_back(&mut self, seq: u64, w: Waiter<T, V>) {
         debug_assert!(self.q.back().is_none_or(|e| e.seq <= seq));
-        self.q.push_back(Entry { seq, w: Some(w) });
+        // A tombstone first, then the waiter written into its slot field by
+        // field: its parts go from registers to the queue's buffer. Pushed
+        // whole, the entry was built on the stack before the buffer's
+        // growth check, in words, and copied into the buffer in 16-byte
+        // loads that those stores could not forward (a stall on every
+        // parking send).
+        let Waiter {
+            cx,
+            val,
+            case,
+            single,
+        } = w;
+        self.q.push_back(Entry { seq, w: None });
+        if let Some(e) = self.q.back_mut() {
+            e.w = Some(Waiter {
+                cx,
+                val,
+                case,
+                single,
+            });
+        }
     }
 
     /// The oldest entry, taken out.
@@ -230,7 +250,7 @@ mod tests {
             cx: o.entry(),
             case: 0,
             val: v,
-            single: true,
+            single: 1,
         }
     }
 

@@ -803,7 +803,7 @@ fn attempt<T: Send, S: Cases<T>>(
                         cx: cx.entry(),
                         case: i as u32,
                         val: v,
-                        single: false,
+                        single: 0,
                     },
                 );
             }
@@ -814,7 +814,7 @@ fn attempt<T: Send, S: Cases<T>>(
                     cx: cx.entry(),
                     case: i as u32,
                     val: (),
-                    single: false,
+                    single: 0,
                 },
             );
         }

@@ -321,7 +321,11 @@ impl<T> CxRef<T> {
         let cx = self.cx();
         // SAFETY: this call chose the party under the lock it holds; the
         // owner reads the cell only after `delivered` (invariant 3).
-        cx.outcome.with_mut(|p| unsafe { *p = Some(outcome) });
+        // Written, not assigned: the cell is empty (the owner took the last
+        // outcome before it waited again), so there is nothing to drop, and
+        // an assignment would run `Outcome`'s drop glue on it.
+        cx.outcome
+            .with_mut(|p| unsafe { std::ptr::write(p, Some(outcome)) });
         // SAFETY: the owner replaces the waker only under this lock too
         // (invariant 4).
         let waker = cx.waker.with_mut(|p| unsafe { (*p).take() });
@@ -437,16 +441,26 @@ impl Handoff {
 
 /// A queue entry: one case of one blocked party. `val` holds the value of a
 /// send case (for `recvq` entries it is `()`).
+///
+/// `repr(C)`, in this order, with no field narrower than 4 bytes: the
+/// value first, so that a 16-byte value (the interpreter's) is one of the
+/// 16-byte pieces the compiler copies an entry in; the pointer, whose null
+/// is `Option<Waiter>`'s `None`, last, so that the word the compiler tests
+/// (and copies) apart is not part of the value. A value straddling two
+/// pieces was read back from two stores that could not forward to one
+/// load: a stall in every receive that took a parked sender's value.
+#[repr(C)]
 pub(crate) struct Waiter<T, V> {
-    pub(crate) cx: CxRef<T>,
+    pub(crate) val: V,
     /// The case's index in its select (0 for a send or receive): 32 bits,
     /// so that a receive's queue entry is 24 bytes, not 32 (a blocked
     /// task's entry is part of what it costs).
     pub(crate) case: u32,
-    pub(crate) val: V,
-    /// The party waits on this channel only (a send or receive, not a
-    /// select): it is chosen with a load and a store (invariant 1).
-    pub(crate) single: bool,
+    /// 1: the party waits on this channel only (a send or receive, not a
+    /// select), and is chosen with a load and a store (invariant 1); 0: a
+    /// select's case.
+    pub(crate) single: u32,
+    pub(crate) cx: CxRef<T>,
 }
 
 impl<T, V> Waiter<T, V> {
@@ -455,7 +469,7 @@ impl<T, V> Waiter<T, V> {
     pub(crate) fn choose(&self) -> bool {
         self.cx
             .cx()
-            .leave_waiting(self.case as usize + SELECTED_BASE, self.single)
+            .leave_waiting(self.case as usize + SELECTED_BASE, self.single != 0)
     }
 }
 
