@@ -52,7 +52,7 @@ use super::state::{CollWait, Failure, Frame, Shared, TaskState, Wait, BUDGET};
 use super::stream;
 use super::tensor_ops::{self, Inline};
 use super::value::{
-    ChanVal, Closure, CommVal, Key, KeyRef, MapVal, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES,
+    ChanVal, Closure, CommVal, Key, KeyRef, MapVal, Str, Ty, Value, MAP_ENTRY_BYTES, VALUE_BYTES,
 };
 
 /// Every this many budget steps a busy task lets the runtime hand a task
@@ -210,7 +210,7 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                         let mut c = Vec::with_capacity(n);
                         c.extend_from_slice(a);
                         c.extend_from_slice(b);
-                        Value::Str(Arc::from(c))
+                        Value::Str(Str::from(c))
                     }
                     (a, _) => break 'run fail(f, at, kind_error("concat", a)),
                 };
@@ -1081,7 +1081,7 @@ fn to_str(mem: Ceiling, v: &Value) -> Result<Value, RuntimeError> {
     if !v.write_within(&mut s, mem.headroom() / 3) {
         return Err(mem.exceeded().into());
     }
-    Ok(Value::Str(Arc::from(s)))
+    Ok(Value::Str(Str::from(s)))
 }
 
 /// `rand(n)`: an int in `[0, n)`.
@@ -1319,7 +1319,7 @@ fn update_value(
                 let mut c = Vec::with_capacity(n);
                 c.extend_from_slice(a);
                 c.extend_from_slice(b);
-                Value::Str(Arc::from(c))
+                Value::Str(Str::from(c))
             }
             (a, _) => return Err(kind_error("concat", a)),
         },

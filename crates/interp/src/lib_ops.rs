@@ -4,7 +4,7 @@
 //! panic. `run` dispatches on `LibOp`; the executor calls it out of line
 //! (`Instr::Lib`), so none of this is in the dispatch loop's hot arms.
 //!
-//! Strings are bytes (`Value::Str` is `Arc<[u8]>`), as in Go: the
+//! Strings are bytes (`Value::Str` is a thin shared `[u8]`), as in Go: the
 //! operations here work on bytes and decode UTF-8 as Go's `unicode/utf8`
 //! does (`decode_rune`: a byte that does not start a valid encoding is
 //! U+FFFD of width 1), so their results match Go's `strings` package also
@@ -20,7 +20,6 @@
 
 use std::cmp::Ordering;
 use std::io::Write;
-use std::sync::Arc;
 
 use weft_rt::memlimit::Ceiling;
 
@@ -28,7 +27,7 @@ use super::code::{LibOp, Slot};
 use super::error::RuntimeError;
 use super::ops::{as_int, decode_rune, kind_error, lossy};
 use super::sprintf::sprintf;
-use super::value::{values_equal, Value, VALUE_BYTES};
+use super::value::{values_equal, Str, Value, VALUE_BYTES};
 
 /// Runs `op` on the operands in slots `ins` of the frame `fs`. `Tick` and
 /// `Lines` are not here (they need the runtime: `stream.rs`).
@@ -109,7 +108,7 @@ pub fn run(mem: Ceiling, op: LibOp, fs: &[Value], ins: &[Slot]) -> Result<Value,
             let args: Vec<&Value> = (1..ins.len()).map(arg).collect::<Result<_, _>>()?;
             let out = sprintf(s(0)?, &args, mem.headroom() / 3).ok_or_else(|| mem.exceeded())?;
             mem.check(out.len())?;
-            Value::Str(Arc::from(out))
+            Value::Str(Str::from(out))
         }
         LibOp::Sort => sort(mem, arg(0)?)?,
         LibOp::Reverse => match arg(0)? {
@@ -315,7 +314,7 @@ fn join(mem: Ceiling, list: &Value, sep: &[u8]) -> Result<Value, RuntimeError> {
             out.extend_from_slice(s);
         }
     }
-    Ok(Value::Str(Arc::from(out)))
+    Ok(Value::Str(Str::from(out)))
 }
 
 /// Go's `strings.ReplaceAll`: an empty `old` matches at the start and
@@ -356,7 +355,7 @@ fn replace(mem: Ceiling, x: &Value, old: &[u8], new: &[u8]) -> Result<Value, Run
         prev = k + old.len();
     }
     out.extend_from_slice(&s[prev..]);
-    Ok(Value::Str(Arc::from(out)))
+    Ok(Value::Str(Str::from(out)))
 }
 
 /// Go's `strings.ToLower` / `ToUpper`: each character mapped on its own
@@ -383,7 +382,7 @@ fn map_case(mem: Ceiling, x: &Value, upper: bool) -> Result<Value, RuntimeError>
         } else {
             s.to_ascii_lowercase()
         };
-        return Ok(Value::Str(Arc::from(out)));
+        return Ok(Value::Str(Str::from(out)));
     }
     mem.check(s.len().saturating_mul(2))?;
     let mut out = Vec::with_capacity(s.len());
@@ -404,7 +403,7 @@ fn map_case(mem: Ceiling, x: &Value, upper: bool) -> Result<Value, RuntimeError>
         out.extend_from_slice(mapped.encode_utf8(&mut [0; 4]).as_bytes());
         i += w;
     }
-    Ok(Value::Str(Arc::from(out)))
+    Ok(Value::Str(Str::from(out)))
 }
 
 fn repeat(mem: Ceiling, s: &[u8], n: i64) -> Result<Value, RuntimeError> {
@@ -423,7 +422,7 @@ fn repeat(mem: Ceiling, s: &[u8], n: i64) -> Result<Value, RuntimeError> {
         ));
     };
     mem.check(len)?;
-    Ok(Value::Str(Arc::from(s.repeat(n as usize))))
+    Ok(Value::Str(Str::from(s.repeat(n as usize))))
 }
 
 /// `sort(list)`: ints and strings ascending, floats ascending with NaNs
@@ -500,7 +499,7 @@ fn read_file(mem: Ceiling, path: &[u8]) -> Result<Value, RuntimeError> {
         }
         mem.check(buf.len())?;
     }
-    Ok(Value::Str(Arc::from(buf)))
+    Ok(Value::Str(Str::from(buf)))
 }
 
 fn write_file(path: &[u8], data: &[u8], append: bool) -> Result<(), RuntimeError> {

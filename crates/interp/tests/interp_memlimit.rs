@@ -66,15 +66,16 @@ func main() {
 /// is allocated; appends and copies within the ceiling go on.
 #[test]
 fn list_growth_and_copies_past_the_ceiling_panic() {
-    // perm(2M) is 46 MiB; appending one more value doubles it to 92 MiB.
+    // perm(3M) is 46 MiB (16-byte values); appending one more value
+    // doubles it to 92 MiB.
     let grow = "
 func main() {
-	l := perm(2000000)
+	l := perm(3000000)
 	print(len(l))
 	l = append(l, 1)
 	print(len(l))
 }";
-    assert_out_of_memory(grow, 64, "2000000\n", "5:6 (task 1)");
+    assert_out_of_memory(grow, 64, "3000000\n", "5:6 (task 1)");
     // Copies of a shared list (a write into it, an append to it) are
     // checked too; as big as the list, they pass this in-process ceiling
     // when the list did (`ops.rs`'s unit tests and the binary's tests
