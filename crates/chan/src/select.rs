@@ -55,10 +55,11 @@
 //! cases the poll order is one word and the lock order, the held locks
 //! and each case's lock (`LockSet`) fixed arrays (Go keeps them on the
 //! stack for up to 65536 cases), so a select of up to 4 cases allocates
-//! only the `Context` it parks with (more than 8 cases: vectors). A `try_select` with one non-nil case
-//! is the channel's `try_send` / `try_recv` (lock-free when it fails or the
-//! buffer serves it), as Go's `selectnbsend` / `selectnbrecv` are; with
-//! several cases it reports "none ready" only at one instant (step 3):
+//! only the `Context` it parks with (more than 8 cases: vectors). A
+//! `try_select` with one non-nil case is the channel's `try_send` /
+//! `try_recv` (lock-free when it fails or the buffer serves it), as Go's
+//! `selectnbsend` / `selectnbrecv` are; with several cases it reports
+//! "none ready" only at one instant (step 3):
 //! checking the cases one by one alone would not see one instant, so "none
 //! ready" could be reported when at every instant some case was ready
 //! (`tests/chan_basic.rs` toggles a channel under such a select).
