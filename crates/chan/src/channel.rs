@@ -949,15 +949,7 @@ impl<T: Send> SendFut<'_, T> {
                 let mut cx = context_in(&mut self.slot, tcx.waker());
                 let seq = st.take_seq();
                 cx.set_seq(seq);
-                st.sendq.push_back(
-                    seq,
-                    Waiter {
-                        cx: cx.entry(),
-                        case: 0,
-                        val: v,
-                        single: 1,
-                    },
-                );
+                st.sendq.push_back(seq, Waiter::new(cx.entry(), 0, v, true));
                 drop(st);
                 self.cx = Some(cx);
                 Poll::Pending
@@ -1065,15 +1057,8 @@ impl<T: Send> Future for RecvFut<'_, T> {
                 let mut cx = context_in(&mut self.slot, tcx.waker());
                 let seq = st.take_seq();
                 cx.set_seq(seq);
-                st.recvq.push_back(
-                    seq,
-                    Waiter {
-                        cx: cx.entry(),
-                        case: 0,
-                        val: (),
-                        single: 1,
-                    },
-                );
+                st.recvq
+                    .push_back(seq, Waiter::new(cx.entry(), 0, (), true));
                 drop(st);
                 self.cx = Some(cx);
                 Poll::Pending

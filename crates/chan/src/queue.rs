@@ -85,20 +85,10 @@ impl<T, V> WaitQueue<T, V> {
         // growth check, in words, and copied into the buffer in 16-byte
         // loads that those stores could not forward (a stall on every
         // parking send).
-        let Waiter {
-            cx,
-            val,
-            case,
-            single,
-        } = w;
+        let (cx, case, val, single) = w.into_fields();
         self.q.push_back(Entry { seq, w: None });
         if let Some(e) = self.q.back_mut() {
-            e.w = Some(Waiter {
-                cx,
-                val,
-                case,
-                single,
-            });
+            e.w = Some(Waiter::from_fields(cx, case, val, single));
         }
     }
 
@@ -232,6 +222,7 @@ impl<T, V> WaitQueue<T, V> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use std::sync::Arc;
     use std::task::Waker;
 
     /// `n` parties, each with its own context; party `i` queues value `i`
@@ -246,16 +237,11 @@ mod tests {
     }
 
     fn waiter(o: &Owned<u32>, v: u32) -> Waiter<u32, u32> {
-        Waiter {
-            cx: o.entry(),
-            case: 0,
-            val: v,
-            single: 1,
-        }
+        Waiter::new(o.entry(), 0, v, true)
     }
 
     fn values(q: &WaitQueue<u32, u32>) -> Vec<u32> {
-        q.live().map(|(_, w)| w.val).collect()
+        q.live().map(|(_, w)| *w.val()).collect()
     }
 
     fn check(q: &WaitQueue<u32, u32>) {
@@ -296,7 +282,7 @@ mod tests {
         assert_eq!(q.remove(1, &owners[1]), 0);
         let mut popped = Vec::new();
         while let Some(w) = q.pop_front() {
-            popped.push(w.val);
+            popped.push(w.into_parts().1);
             check(&q);
         }
         assert_eq!(popped, want);
@@ -383,7 +369,7 @@ mod tests {
                     model.push_back(next as u32);
                     next += 1;
                 }
-                4..=5 => assert_eq!(q.pop_front().map(|w| w.val), model.pop_front()),
+                4..=5 => assert_eq!(q.pop_front().map(|w| w.into_parts().1), model.pop_front()),
                 _ if !model.is_empty() => {
                     let v = model[rng.usize(..model.len())];
                     model.retain(|&m| m != v);
@@ -395,5 +381,33 @@ mod tests {
             assert_eq!(q.len(), model.len());
         }
         assert_eq!(values(&q), Vec::from(model));
+    }
+
+    #[test]
+    fn every_value_is_dropped_once_however_its_entry_leaves() {
+        // A waiter keeps its value in a `MaybeUninit` and drops it itself:
+        // popped and taken, popped and dropped, withdrawn (a tombstone, then
+        // compacted), or left in the queue when the queue goes.
+        let owners: Vec<Owned<Arc<u32>>> = (0..40).map(|_| Owned::new(Waker::noop())).collect();
+        let vals: Vec<Arc<u32>> = (0..40).map(Arc::new).collect();
+        let mut q: WaitQueue<Arc<u32>, Arc<u32>> = WaitQueue::new();
+        for (i, o) in owners.iter().enumerate() {
+            q.push_back(i as u64, Waiter::new(o.entry(), 0, vals[i].clone(), true));
+        }
+        assert!(vals.iter().all(|v| Arc::strong_count(v) == 2));
+        let taken = q.pop_front().map(|w| w.into_parts().1);
+        assert_eq!(taken.as_deref(), Some(&0));
+        drop(taken);
+        drop(q.pop_front());
+        for i in (2..30).step_by(2) {
+            assert_eq!(q.remove(i as u64, &owners[i]), 1);
+        }
+        assert_eq!(q.remove(39, &owners[39]), 1);
+        for (i, v) in vals.iter().enumerate() {
+            let gone = i < 2 || (i < 30 && i % 2 == 0) || i == 39;
+            assert_eq!(Arc::strong_count(v), if gone { 1 } else { 2 }, "value {i}");
+        }
+        drop(q);
+        assert!(vals.iter().all(|v| Arc::strong_count(v) == 1));
     }
 }

@@ -798,26 +798,12 @@ fn attempt<T: Send, S: Cases<T>>(
         let Some(st) = locks.of_case(i) else { continue };
         if src.is_send(i) {
             if let Some(v) = src.take_value(i) {
-                st.sendq.push_back(
-                    seq,
-                    Waiter {
-                        cx: cx.entry(),
-                        case: i as u32,
-                        val: v,
-                        single: 0,
-                    },
-                );
+                st.sendq
+                    .push_back(seq, Waiter::new(cx.entry(), i as u32, v, false));
             }
         } else {
-            st.recvq.push_back(
-                seq,
-                Waiter {
-                    cx: cx.entry(),
-                    case: i as u32,
-                    val: (),
-                    single: 0,
-                },
-            );
+            st.recvq
+                .push_back(seq, Waiter::new(cx.entry(), i as u32, (), false));
         }
     }
     Attempt::Parked(cx)

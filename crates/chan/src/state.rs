@@ -151,13 +151,14 @@ impl<T> State<T> {
         if let Some(w) = pop_live(&mut self.sendq) {
             // Unbuffered: take the sender's value. Buffered (and so full,
             // invariant 2): take the head, the sender's value goes to the tail.
-            let h = w.cx.fire(Outcome::Sent);
+            let (cx, val) = w.into_parts();
+            let h = cx.fire(Outcome::Sent);
             let v = match buf.pop(self) {
                 Some(head) => {
-                    buf.push(self, w.val);
+                    buf.push(self, val);
                     head
                 }
-                None => w.val,
+                None => val,
             };
             return RecvStep::Done(Some(v), h);
         }
@@ -179,7 +180,8 @@ impl<T> State<T> {
             woken.push(w.cx.fire(Outcome::Received(None)));
         }
         while let Some(w) = pop_live(&mut self.sendq) {
-            woken.push(w.cx.fire(Outcome::SendClosed(w.val)));
+            let (cx, val) = w.into_parts();
+            woken.push(cx.fire(Outcome::SendClosed(val)));
         }
         Ok(woken)
     }

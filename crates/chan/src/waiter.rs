@@ -55,6 +55,7 @@
 //!    leaked while queued (`mem::forget` of a future) leaks the context, so
 //!    an entry never points to freed memory.
 
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
@@ -439,19 +440,23 @@ impl Handoff {
     }
 }
 
-/// A queue entry: one case of one blocked party. `val` holds the value of a
-/// send case (for `recvq` entries it is `()`).
+/// A queue entry: one case of one blocked party. Its value is that of a
+/// send case (for `recvq` entries it is `()`), always initialized.
 ///
 /// `repr(C)`, in this order, with no field narrower than 4 bytes: the
 /// value first, so that a 16-byte value (the interpreter's) is one of the
-/// 16-byte pieces the compiler copies an entry in; the pointer, whose null
-/// is `Option<Waiter>`'s `None`, last, so that the word the compiler tests
-/// (and copies) apart is not part of the value. A value straddling two
-/// pieces was read back from two stores that could not forward to one
-/// load: a stall in every receive that took a parked sender's value.
+/// 16-byte pieces the compiler copies an entry in, and the pointer last.
+/// The value is kept as `MaybeUninit` (dropped by `Drop` below) only so
+/// that it lends `Option<Waiter>` no niche: `None` is then the null
+/// pointer, the last word, which the compiler tests and copies apart from
+/// the rest. With the value's tag as the niche, a popped entry's first
+/// word was copied apart and the value read back from two stores that
+/// could not forward to one load: a stall in every receive that took a
+/// parked sender's value, and likewise with the value straddling two
+/// pieces after the pointer.
 #[repr(C)]
 pub(crate) struct Waiter<T, V> {
-    pub(crate) val: V,
+    val: MaybeUninit<V>,
     /// The case's index in its select (0 for a send or receive): 32 bits,
     /// so that a receive's queue entry is 24 bytes, not 32 (a blocked
     /// task's entry is part of what it costs).
@@ -461,6 +466,63 @@ pub(crate) struct Waiter<T, V> {
     /// select's case.
     pub(crate) single: u32,
     pub(crate) cx: CxRef<T>,
+}
+
+impl<T, V> Waiter<T, V> {
+    /// The entry of case `case` of the party `cx`, with the case's value.
+    #[inline(always)]
+    pub(crate) fn new(cx: CxRef<T>, case: u32, val: V, single: bool) -> Self {
+        Waiter {
+            val: MaybeUninit::new(val),
+            case,
+            single: single as u32,
+            cx,
+        }
+    }
+
+    /// The value.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn val(&self) -> &V {
+        // SAFETY: always initialized (`new`), dropped only by `Drop`.
+        unsafe { self.val.assume_init_ref() }
+    }
+
+    /// The context pointer and the value, taken out.
+    #[inline(always)]
+    pub(crate) fn into_parts(self) -> (CxRef<T>, V) {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never used or dropped again, so the pointer and
+        // the (initialized) value are moved out once.
+        unsafe { (std::ptr::read(&me.cx), me.val.assume_init_read()) }
+    }
+
+    /// The entry rebuilt from its parts (`WaitQueue::push_back`).
+    #[inline(always)]
+    pub(crate) fn into_fields(self) -> (CxRef<T>, u32, V, u32) {
+        let (case, single) = (self.case, self.single);
+        let (cx, val) = self.into_parts();
+        (cx, case, val, single)
+    }
+
+    /// `into_fields`, put back together.
+    #[inline(always)]
+    pub(crate) fn from_fields(cx: CxRef<T>, case: u32, val: V, single: u32) -> Self {
+        Waiter {
+            val: MaybeUninit::new(val),
+            case,
+            single,
+            cx,
+        }
+    }
+}
+
+impl<T, V> Drop for Waiter<T, V> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: always initialized (`new`); `into_parts` forgets the
+        // entry it takes the value from, so this runs once per value.
+        unsafe { self.val.assume_init_drop() }
+    }
 }
 
 impl<T, V> Waiter<T, V> {
