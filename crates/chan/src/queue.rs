@@ -85,10 +85,11 @@ impl<T, V> WaitQueue<T, V> {
         // growth check, in words, and copied into the buffer in 16-byte
         // loads that those stores could not forward (a stall on every
         // parking send).
-        let (cx, case, val, single) = w.into_fields();
+        let (case, single) = (w.case, w.single != 0);
+        let (cx, val) = w.into_parts();
         self.q.push_back(Entry { seq, w: None });
         if let Some(e) = self.q.back_mut() {
-            e.w = Some(Waiter::from_fields(cx, case, val, single));
+            e.w = Some(Waiter::new(cx, case, val, single));
         }
     }
 

@@ -1070,29 +1070,14 @@ fn dequeue_all<T, S: Cases<T>>(src: &S, cx: &Owned<T>, fired: Option<usize>) {
     }
 }
 
-/// The non-nil cases as `(id, channel, case)`, sorted by id (step 2's
-/// order; cases naming one channel are next to each other).
-type ById<'c, T> = SmallVec<[(usize, &'c Chan<T>, u32); INLINE]>;
-
-fn sorted_chans<T, S: Cases<T>>(src: &S) -> ById<'_, T> {
-    let mut v: ById<'_, T> = SmallVec::new();
-    for i in 0..src.count() {
-        if let Some(ch) = src.chan(i) {
-            v.push((ch.id(), ch, i as u32));
-        }
-    }
-    if v.len() <= PACKED {
-        // Insertion sort: a handful of entries, no call.
-        for k in 1..v.len() {
-            let mut j = k;
-            while j > 0 && v[j - 1].0 > v[j].0 {
-                v.swap(j - 1, j);
-                j -= 1;
-            }
-        }
-    } else {
-        v.sort_unstable_by_key(|e| e.0);
-    }
+/// The non-nil cases of a select of more than `PACKED` cases as `(id,
+/// channel, case)`, sorted by id (step 2's order; cases naming one
+/// channel are next to each other).
+fn sorted_chans<T, S: Cases<T>>(src: &S) -> Vec<(usize, &Chan<T>, u32)> {
+    let mut v: Vec<_> = (0..src.count())
+        .filter_map(|i| src.chan(i).map(|ch| (ch.id(), ch, i as u32)))
+        .collect();
+    v.sort_unstable_by_key(|e| e.0);
     v
 }
 

@@ -496,23 +496,12 @@ impl<T, V> Waiter<T, V> {
         unsafe { (std::ptr::read(&me.cx), me.val.assume_init_read()) }
     }
 
-    /// The entry rebuilt from its parts (`WaitQueue::push_back`).
-    #[inline(always)]
-    pub(crate) fn into_fields(self) -> (CxRef<T>, u32, V, u32) {
-        let (case, single) = (self.case, self.single);
-        let (cx, val) = self.into_parts();
-        (cx, case, val, single)
-    }
-
-    /// `into_fields`, put back together.
-    #[inline(always)]
-    pub(crate) fn from_fields(cx: CxRef<T>, case: u32, val: V, single: u32) -> Self {
-        Waiter {
-            val: MaybeUninit::new(val),
-            case,
-            single,
-            cx,
-        }
+    /// Chooses this entry's party for its case (under the channel lock).
+    #[inline]
+    pub(crate) fn choose(&self) -> bool {
+        self.cx
+            .cx()
+            .leave_waiting(self.case as usize + SELECTED_BASE, self.single != 0)
     }
 }
 
@@ -522,16 +511,6 @@ impl<T, V> Drop for Waiter<T, V> {
         // SAFETY: always initialized (`new`); `into_parts` forgets the
         // entry it takes the value from, so this runs once per value.
         unsafe { self.val.assume_init_drop() }
-    }
-}
-
-impl<T, V> Waiter<T, V> {
-    /// Chooses this entry's party for its case (under the channel lock).
-    #[inline]
-    pub(crate) fn choose(&self) -> bool {
-        self.cx
-            .cx()
-            .leave_waiting(self.case as usize + SELECTED_BASE, self.single != 0)
     }
 }
 

@@ -214,20 +214,6 @@ impl std::ops::Deref for Str {
     }
 }
 
-impl AsRef<[u8]> for Str {
-    #[inline]
-    fn as_ref(&self) -> &[u8] {
-        &self.0.slice
-    }
-}
-
-impl std::borrow::Borrow<[u8]> for Str {
-    #[inline]
-    fn borrow(&self) -> &[u8] {
-        &self.0.slice
-    }
-}
-
 impl From<&[u8]> for Str {
     fn from(b: &[u8]) -> Str {
         Str(ThinArc::from_header_and_slice((), b))
@@ -236,30 +222,6 @@ impl From<&[u8]> for Str {
 
 impl From<Vec<u8>> for Str {
     fn from(b: Vec<u8>) -> Str {
-        Str::from(&b[..])
-    }
-}
-
-impl From<&Vec<u8>> for Str {
-    fn from(b: &Vec<u8>) -> Str {
-        Str::from(&b[..])
-    }
-}
-
-impl From<&str> for Str {
-    fn from(s: &str) -> Str {
-        Str::from(s.as_bytes())
-    }
-}
-
-impl From<String> for Str {
-    fn from(s: String) -> Str {
-        Str::from(s.as_bytes())
-    }
-}
-
-impl From<&Arc<[u8]>> for Str {
-    fn from(b: &Arc<[u8]>) -> Str {
         Str::from(&b[..])
     }
 }
