@@ -36,7 +36,7 @@ use super::ring::{Miss, Ring, Words, RING_MAX};
 use super::state::{Buf, RecvStep, SendStep, State};
 use std::ops::{Deref, DerefMut};
 
-use super::loom::{Arc, AtomicUsize, Mutex, MutexGuard, Ordering};
+use super::loom::{Arc, AtomicUsize, Ordering, SpinGuard, SpinMutex};
 use super::waiter::{
     block_on, block_on_spinning, context_in, hint, keep_in, Check, Owned, Parkable, Retry,
     WaitSlot, Waiter,
@@ -82,7 +82,7 @@ pub(crate) struct Inner<T> {
     /// The buffer of a channel with `1 <= cap <= RING_MAX`.
     pub(crate) ring: Option<Ring<T>>,
     /// Everything else, under the channel lock (`hchan.lock`).
-    pub(crate) state: Mutex<State<T>>,
+    pub(crate) state: SpinMutex<State<T>>,
     /// `EMPTY | FULL | CLOSED` of the state after the last critical section,
     /// or 0 (nothing known) while the ring is open; written only under the
     /// lock, read without it by the `try_` fast paths.
@@ -130,7 +130,7 @@ pub(crate) enum Probe {
 /// way `State` is reached, so `flags` is always current for anyone who
 /// takes the lock, and the ring is frozen whenever a party is queued).
 pub(crate) struct Locked<'a, T> {
-    guard: MutexGuard<'a, State<T>>,
+    guard: SpinGuard<'a, State<T>>,
     inner: &'a Inner<T>,
 }
 
@@ -348,7 +348,7 @@ impl<T: Send> Chan<T> {
             inner: Arc::new(Inner {
                 cap,
                 ring,
-                state: Mutex::new(state),
+                state: SpinMutex::new(state),
                 flags: AtomicUsize::new(flags),
                 #[cfg(loom)]
                 seq: {
