@@ -217,6 +217,8 @@ impl Runtime {
             }
         }
         shared.driver.clear();
+        #[cfg(all(test, not(loom)))]
+        task::lend_tests::TASKS_LEFT.set(Arc::weak_count(&shared));
         if let Some(tracer) = &shared.tracer {
             *self.trace_error.lock() = tracer.write().err().map(|e| {
                 let path = self

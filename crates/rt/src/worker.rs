@@ -26,7 +26,7 @@ use super::context::{Ctx, PREEMPT_BUDGET};
 use super::idle::ParkDecision;
 use super::registry::Registry;
 use super::shared::{Shared, Task};
-use super::task::{Body, BoxFuture};
+use super::task::{self, Body, BoxFuture};
 use crate::loom::{fence, Ordering};
 
 /// Turns between maintenance steps (tokio uses 61 too: prime, so it does
@@ -229,9 +229,19 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
     if !task.state.start_running() {
         return;
     }
-    poll_running_then(ctx, task, |task, res, wait| match res {
+    poll_running_then(ctx, task, |task, res, wait, owned| match res {
         Poll::Pending => {
-            if stop_pending(shared, &task, wait) {
+            let requeue = stop_pending(shared, &task, wait);
+            if !owned {
+                if !requeue {
+                    // The waker the task stored owns the reference now
+                    // (`task::lend`); the task may already run elsewhere.
+                    std::mem::forget(task);
+                    return;
+                }
+                task::restore(&task);
+            }
+            if requeue {
                 // Woken during its own poll (yield_now): back of the queue.
                 // An idle worker is woken only when this one has another
                 // task to run first; alone, the task runs again here at
@@ -289,17 +299,27 @@ pub(crate) fn stop_pending(shared: &Shared, task: &Arc<Task>, wait: u64) -> bool
 /// by the worker loop and the controlled executor (`control.rs`).
 #[inline(always)]
 pub(crate) fn poll_running(ctx: &Ctx, task: Arc<Task>) -> Option<(Arc<Task>, Poll<TaskEnd>, u64)> {
-    poll_running_then(ctx, task, |task, res, wait| (task, res, wait))
+    poll_running_then(ctx, task, |task, res, wait, owned| {
+        if !owned {
+            task::restore(&task);
+        }
+        (task, res, wait)
+    })
 }
 
 /// `poll_running`, handing the task, the poll's result and the wait word
 /// to `then` where they are made: the worker loop's hot path, which so
-/// never moves a `Poll<TaskEnd>` out of a returned tuple.
+/// never moves a `Poll<TaskEnd>` out of a returned tuple. The poll lends
+/// the task's reference to its waker (`task::lend`); the last argument of
+/// `then` says whether the `Arc` still owns its count: false when a clone
+/// of the waker took it and the task is still pending (then `then` must
+/// `task::restore` it or forget the `Arc`). A finished task's is restored
+/// here.
 #[inline(always)]
 pub(crate) fn poll_running_then<R>(
     ctx: &Ctx,
     task: Arc<Task>,
-    then: impl FnOnce(Arc<Task>, Poll<TaskEnd>, u64) -> R,
+    then: impl FnOnce(Arc<Task>, Poll<TaskEnd>, u64, bool) -> R,
 ) -> Option<R> {
     let shared = &ctx.shared;
     ctx.budget.set(PREEMPT_BUDGET);
@@ -320,21 +340,27 @@ pub(crate) fn poll_running_then<R>(
     // `Poll<TaskEnd>` and no body parts around: about 25 instructions a
     // poll (docs/performance.md, "Fourteenth session").
     let mut finished: Option<(TaskEnd, Option<BoxFuture>, Option<Waker>)> = None;
+    let mut taken = false;
     {
         let current = ctx.current.borrow();
         let task = current.as_ref()?;
         let poll = |body: &mut Body| {
-            let waker = body.waker.get_or_insert_with(|| Waker::from(task.clone()));
+            let waker = body.waker.get_or_insert_with(|| Task::waker(task));
             let mut cx = Context::from_waker(waker);
             let end = match body.future.as_mut() {
-                Some(fut) => match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
-                    Ok(Poll::Pending) => return,
-                    Ok(Poll::Ready(end)) => end,
-                    Err(payload) => TaskEnd::Panic {
-                        msg: panic_message(&payload),
-                        loc: runtime_loc(),
-                    },
-                },
+                Some(fut) => {
+                    let prev = task::lend(task);
+                    let r = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
+                    taken = task::reclaim(prev);
+                    match r {
+                        Ok(Poll::Pending) => return,
+                        Ok(Poll::Ready(end)) => end,
+                        Err(payload) => TaskEnd::Panic {
+                            msg: panic_message(&payload),
+                            loc: runtime_loc(),
+                        },
+                    }
+                }
                 None => TaskEnd::Returned,
             };
             finished = Some((end, body.future.take(), body.waker.take()));
@@ -354,9 +380,14 @@ pub(crate) fn poll_running_then<R>(
         }
     };
     let task = ctx.current.borrow_mut().take()?;
+    let mut owned = !taken;
+    if !owned && res.is_ready() {
+        task::restore(&task);
+        owned = true;
+    }
     let wait = ctx.wait.replace(0);
     ctx.trace_event("run".into(), "run", t0, id);
-    Some(then(task, res, wait))
+    Some(then(task, res, wait, owned))
 }
 
 fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
