@@ -13,7 +13,7 @@ use weft_tensor::Tensor;
 
 use super::code::{Func, SelCase, Slot};
 use super::error::{InternalError, RuntimeError};
-use super::frame::{dup, put};
+use super::frame::{dup, from_words, into_words, put, put_words};
 use super::state::{loc_of, Failure, InFlight, Pending};
 use super::value::{closed_error, Value};
 
@@ -128,10 +128,20 @@ pub(super) fn complete_recv_value(
     ok: Option<Slot>,
     v: Value,
 ) -> Option<InFlight> {
-    let pending = in_flight(&v);
-    if let Some(o) = out {
-        put(&mut fs[o as usize], v);
-    }
+    // The value goes to its slot first and is looked at there: checked
+    // where it arrived (`in_flight(&v)` before the move), it was spilled
+    // to the stack in two 8-byte halves and copied on in one 16-byte load,
+    // which the store buffer cannot forward (a fifth of `select4`'s
+    // receive path stalled there).
+    let w = into_words(v);
+    let pending = match out {
+        Some(o) => {
+            let slot = &mut fs[o as usize];
+            put_words(slot, w);
+            in_flight(slot)
+        }
+        None => in_flight(&from_words(w)),
+    };
     if let Some(k) = ok {
         put(&mut fs[k as usize], Value::Bool(true));
     }

@@ -140,9 +140,9 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                 let sample = budget.is_multiple_of(LIFO_CHECK);
                 if sh.jit
                     && (sample
-                        || (*budget == BUDGET - 1 && jit::is_compiled(prog, *cur, $top as usize)))
+                        || (*budget == BUDGET - 1 && jit::enters_early(prog, *cur, $top as usize)))
                 {
-                    match jit::enter(prog, *cur, f, $top, fs, budget, sample) {
+                    match jit::enter(prog, *cur, f, $top, fs, budget, rng, sample) {
                         jit::Entered::No => {}
                         jit::Entered::At(p) => {
                             pc = p;
@@ -160,6 +160,18 @@ pub(super) fn step(sh: &Arc<Shared>, st: &mut TaskState) -> Wait {
                             if let Some(t) = complete_recv(fs, *out, *ok, zero, Some(v)) {
                                 break 'run Wait::Ready { t, at: p };
                             }
+                            continue 'run;
+                        }
+                        jit::Entered::Park(p) => {
+                            // As `select_now` leaves a select that found
+                            // no case ready.
+                            pc = p + 1;
+                            break 'run Wait::Select { at: p };
+                        }
+                        jit::Entered::Case(p, index, got) => {
+                            let (next, flow) = jit_case(fs, f, p, index, got);
+                            pc = next;
+                            rare!(flow);
                             continue 'run;
                         }
                     }
@@ -896,6 +908,32 @@ fn select_now(
             None => (target, Continue(())),
         },
         Err(e) => (pc, Break(Wait::Fail(Box::new(e)))),
+    }
+}
+
+/// Completes the select at `at`, whose case `index` a compiled region
+/// fired with `got` for the interpreter to finish (`jit::Entered::Case`):
+/// as `select_now` completes a case it chose.
+#[cold]
+#[inline(never)]
+fn jit_case(
+    fs: &mut [Value],
+    f: &Func,
+    at: usize,
+    index: usize,
+    got: Option<Value>,
+) -> (usize, ControlFlow<Wait>) {
+    let Some(Instr::Select { cases, .. }) = f.code.get(at) else {
+        return (at + 1, Break(bug(f, at, InternalError::LostInstruction("select"))));
+    };
+    let chosen = weft_chan::Selected {
+        index,
+        outcome: weft_chan::Outcome::Received(got),
+    };
+    match complete_select(fs, f, at, cases, chosen) {
+        Ok((target, Some(t))) => (target, Break(Wait::Ready { t, at })),
+        Ok((target, None)) => (target, Continue(())),
+        Err(e) => (at + 1, Break(Wait::Fail(Box::new(e)))),
     }
 }
 

@@ -15,6 +15,11 @@
 //!   channel, a send on a closed channel (the panic and its place), a nil
 //!   channel handed to a loop compiled for a real one (the deadlock
 //!   report), receives whose value is dropped;
+//! - selects in compiled loops: receives on buffered channels of ints and
+//!   bools in an order that depends on every random choice (the JIT draws
+//!   what the interpreter draws), cases on closed channels set to nil, a
+//!   default case, selects that park (unbuffered channels), and selects
+//!   the JIT leaves to the interpreter (a send case, a string channel);
 //! - a property test: random integer loop programs
 //!   (`fuzz/src/gen/loops.rs`, the `jit` fuzz target's generator).
 
@@ -298,18 +303,34 @@ fn a_task_spinning_in_a_compiled_loop_yields_to_others() {
 }
 
 #[test]
-fn unsupported_loops_run_interpreted() {
-    // Floats and strings in the loop: not compiled, still right.
+fn unsupported_instructions_are_run_by_the_interpreter() {
+    // Floats and strings in the loop: the region stops before each such
+    // instruction and the interpreter runs it; still right.
     let src = "func main() {
 	x := 0.5
 	s := \"\"
+	n := 0
 	for i := 0; i < 5000; i++ {
 		x = x * 1.0001
+		n += i % 7
 		if i % 1000 == 0 {
 			s = s + \"a\"
 		}
 	}
-	print(x, s)
+	print(x, s, n)
+}
+";
+    compiled(src);
+    // A loop whose header the JIT does not compile (a float condition)
+    // stays interpreted.
+    let src = "func main() {
+	x := 1.0
+	n := 0
+	for x < 2.0 {
+		x = x * 1.0001
+		n++
+	}
+	print(x, n)
 }
 ";
     let (_, regions) = both(src);
@@ -501,6 +522,200 @@ func main() {
     assert!(out.starts_with("49995000\n"), "{out}");
     assert!(out.contains("deadlock"), "{out}");
     assert!(regions >= 1);
+}
+
+#[test]
+fn selects_in_compiled_loops_choose_as_the_interpreter_does() {
+    // Four producers on buffered channels, one on bools; the consumer
+    // folds every value into a hash in the order received, so any other
+    // random choice, lost value or duplicate changes the output. A closed
+    // channel's case fires once more (handed to the interpreter), and its
+    // channel is set to nil (an instruction the region leaves before).
+    let src = "func produce(out chan int, from int, count int) {
+	for i := 0; i < count; i++ {
+		out <- from + i
+	}
+	close(out)
+}
+
+func flags(out chan bool, count int) {
+	for i := 0; i < count; i++ {
+		out <- i % 3 == 0
+	}
+	close(out)
+}
+
+func main() {
+	c0 := make(chan int, 16)
+	c1 := make(chan int, 16)
+	c2 := make(chan int, 16)
+	fl := make(chan bool, 16)
+	go produce(c0, 0, 20000)
+	go produce(c1, 100000, 20000)
+	go produce(c2, 200000, 15000)
+	go flags(fl, 20000)
+	open := 4
+	h := 7
+	n := 0
+	t := 0
+	for open > 0 {
+		select {
+		case v, ok := <-c0:
+			if !ok {
+				c0 = nil
+				open--
+			} else {
+				h = (h * 31 + v) % 1000000007
+				n++
+			}
+		case v, ok := <-c1:
+			if !ok {
+				c1 = nil
+				open--
+			} else {
+				h = (h * 37 + v) % 1000000007
+				n++
+			}
+		case v, ok := <-c2:
+			if !ok {
+				c2 = nil
+				open--
+			} else {
+				h = (h * 41 + v) % 1000000007
+				n++
+			}
+		case b, ok := <-fl:
+			if !ok {
+				fl = nil
+				open--
+			} else if b {
+				t++
+				h = (h * 43 + 1) % 1000000007
+			}
+		}
+	}
+	print(n, t, h)
+}
+";
+    let out = compiled(src);
+    assert!(out.starts_with("55000 6667 "), "{out}");
+}
+
+#[test]
+fn a_select_with_a_default_in_a_compiled_loop() {
+    // Polls two channels with a default; which iterations find a value
+    // depends on the schedule and the random choices, both the same with
+    // the JIT on and off (one worker, one seed).
+    let src = "func produce(out chan int, count int) {
+	for i := 0; i < count; i++ {
+		out <- i
+		if i % 100 == 0 {
+			sleep(0)
+		}
+	}
+	close(out)
+}
+
+func main() {
+	a := make(chan int, 8)
+	b := make(chan int, 8)
+	go produce(a, 30000)
+	go produce(b, 30000)
+	got := 0
+	idle := 0
+	sum := 0
+	open := 2
+	for open > 0 {
+		select {
+		case v, ok := <-a:
+			if !ok {
+				a = nil
+				open--
+			} else {
+				got++
+				sum += v
+			}
+		case v, ok := <-b:
+			if !ok {
+				b = nil
+				open--
+			} else {
+				got++
+				sum += v * 2
+			}
+		default:
+			idle++
+			if idle % 64 == 0 {
+				sleep(0)
+			}
+		}
+	}
+	print(got, sum, idle)
+}
+";
+    let out = compiled(src);
+    assert!(out.starts_with("60000 1349955000 "), "{out}");
+}
+
+#[test]
+fn selects_that_park_or_that_the_jit_leaves_agree() {
+    // Unbuffered channels: the select often finds nothing ready and the
+    // interpreter parks it; a select with a send case and one over
+    // strings run interpreted inside compiled loops.
+    let src = "func produce(out chan int, count int) {
+	for i := 0; i < count; i++ {
+		out <- i
+	}
+	close(out)
+}
+
+func main() {
+	a := make(chan int)
+	b := make(chan int)
+	go produce(a, 20000)
+	go produce(b, 20000)
+	open := 2
+	h := 1
+	for open > 0 {
+		select {
+		case v, ok := <-a:
+			if !ok {
+				a = nil
+				open--
+			} else {
+				h = (h * 31 + v) % 1000000007
+			}
+		case v, ok := <-b:
+			if !ok {
+				b = nil
+				open--
+			} else {
+				h = (h * 37 + v) % 1000000007
+			}
+		}
+	}
+	out := make(chan int, 4)
+	words := make(chan string, 4)
+	k := 0
+	for i := 0; i < 30000; i++ {
+		select {
+		case out <- i:
+			k++
+		case v := <-out:
+			k += v % 3
+		}
+		if i % 1000 == 0 {
+			words <- \"w\"
+			select {
+			case w := <-words:
+				k += len(w)
+			}
+		}
+	}
+	print(h, k)
+}
+";
+    both(src);
 }
 
 proptest! {

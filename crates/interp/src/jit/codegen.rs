@@ -18,6 +18,14 @@
 //! [`ODD`] when it took a value that is not what the channel's type says
 //! (kept by the helper for the driver, which completes the receive), and
 //! anything else from either means "not now".
+//!
+//! A `select` (receives only) is a call of `select_recv` with the cases'
+//! channel addresses in a stack slot of the region's: a case that fired
+//! with a value goes on at its block with the value and `ok` set; none
+//! ready goes to `default`, or without one leaves with [`PARK`] (the
+//! interpreter parks the select at once, without probing again); a case
+//! that fired on a closed channel, or with a value of another type, leaves
+//! with [`HANDOFF`] and the case's index, for the interpreter to complete.
 
 use std::collections::{BTreeSet, HashMap};
 use std::mem::ManuallyDrop;
@@ -36,7 +44,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module};
 
 use super::super::code::{CmpOp, IntOp};
-use super::region::{Op, Plan, Scalar, MAX_SLOTS};
+use super::region::{Op, Plan, Scalar, SelectPlan, MAX_CASES, MAX_SLOTS};
 
 /// Budget units between two `release_lifo` calls: `exec::LIFO_CHECK`.
 pub(super) const LIFO_CHECK: i64 = 64;
@@ -46,6 +54,20 @@ const SPENT: i64 = 1 << 32;
 /// The status bit of a receive that took a value of another type than its
 /// channel's (the program counter is the receive's): a helper's result too.
 pub(super) const ODD: i64 = 1 << 33;
+/// The status bit of a `select` that found no case ready (the program
+/// counter is the select's): the interpreter parks it.
+const PARK: i64 = 1 << 34;
+/// The status bit of a `select` whose case (bits 40 to 47) fired with an
+/// outcome the interpreter completes (the program counter is the
+/// select's): a receive on a closed channel, or a value of another type.
+const HANDOFF: i64 = 1 << 35;
+/// Where a `HANDOFF` status keeps the case index.
+const CASE_SHIFT: i64 = 40;
+/// `select_recv`'s result for "no case ready".
+pub(super) const NONE_READY: i64 = -1;
+/// `select_recv`'s result bit (with the case index in the low byte) for a
+/// case the interpreter must complete.
+pub(super) const SEL_HANDOFF: i64 = 1 << 9;
 
 /// The `early` score of a new region, and its ceiling.
 pub(super) const EARLY_START: u32 = 2;
@@ -58,12 +80,21 @@ type Entry = unsafe extern "C" fn(*mut i64, *mut i64, i64) -> i64;
 /// address to receive into.
 type Helper = extern "C" fn(i64, i64) -> i64;
 
+/// The select helper: the address of the channel addresses, the count of
+/// cases with flags, the address to receive into.
+type SelectHelper = extern "C" fn(i64, i64, i64) -> i64;
+
 /// How a run of a region's code ended.
 pub(crate) struct Status {
     /// A back edge left the budget at a multiple of `LIFO_CHECK`.
     pub spent: bool,
     /// The receive at `pc` took a value of another type (`ODD`).
     pub odd: bool,
+    /// The select at `pc` found no case ready (`PARK`).
+    pub park: bool,
+    /// The select at `pc` fired this case, for the interpreter to
+    /// complete (`HANDOFF`).
+    pub handoff: Option<usize>,
     /// The program counter to go on at.
     pub pc: usize,
 }
@@ -102,6 +133,8 @@ impl Compiled {
         Status {
             spent: r & SPENT != 0,
             odd: r & ODD != 0,
+            park: r & PARK != 0,
+            handoff: (r & HANDOFF != 0).then_some(((r >> CASE_SHIFT) & 0xff) as usize),
             pc: (r & 0xffff_ffff) as usize,
         }
     }
@@ -181,8 +214,10 @@ pub(super) fn compile(plan: Plan) -> Option<Compiled> {
 }
 
 /// The code generator's state for one region.
-struct Gen<'a> {
+struct Gen<'a, 'p> {
     b: FunctionBuilder<'a>,
+    /// The region's selects (`Plan::selects`).
+    selects: &'p [SelectPlan],
     /// One variable per slot of the plan, and the budget.
     vars: Vec<Variable>,
     budget: Variable,
@@ -202,9 +237,14 @@ struct Gen<'a> {
     /// The stack slot a receive's helper writes the value to, made on
     /// first use.
     recv_at: Option<cranelift_codegen::ir::StackSlot>,
+    /// The select helper's signature, imported on first use.
+    select_sig: Option<SigRef>,
+    /// The stack slot a select's channel addresses go in, made on first
+    /// use.
+    chans_at: Option<cranelift_codegen::ir::StackSlot>,
 }
 
-impl Gen<'_> {
+impl Gen<'_, '_> {
     fn build(mut b: FunctionBuilder<'_>, plan: &Plan) {
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
@@ -243,6 +283,20 @@ impl Gen<'_> {
                     }
                 }
                 Op::Send { .. } => {}
+                Op::Select { sel } => {
+                    let p = &plan.selects[sel];
+                    for c in &p.cases {
+                        for w in [c.out, c.ok].into_iter().flatten() {
+                            written[w] = true;
+                        }
+                        if inside(c.target) {
+                            leaders.insert(c.target);
+                        }
+                    }
+                    if let Some(d) = p.default.filter(|&d| inside(d)) {
+                        leaders.insert(d);
+                    }
+                }
                 Op::Leave => {
                     if inside(pc + 1) {
                         leaders.insert(pc + 1);
@@ -265,6 +319,7 @@ impl Gen<'_> {
             leaders.iter().map(|&pc| (pc, b.create_block())).collect();
         let mut g = Gen {
             b,
+            selects: &plan.selects,
             vars,
             budget,
             written,
@@ -275,6 +330,8 @@ impl Gen<'_> {
             open: true,
             helper_sig: None,
             recv_at: None,
+            select_sig: None,
+            chans_at: None,
         };
 
         // Dispatch on `entry`: the header unless another entry is named.
@@ -458,18 +515,7 @@ impl Gen<'_> {
                     Scalar::Int => super::recv_int,
                     Scalar::Bool => super::recv_bool,
                 };
-                let at = match self.recv_at {
-                    Some(s) => s,
-                    None => {
-                        let s = self.b.create_sized_stack_slot(StackSlotData::new(
-                            StackSlotKind::ExplicitSlot,
-                            8,
-                            3,
-                        ));
-                        self.recv_at = Some(s);
-                        s
-                    }
-                };
+                let at = self.recv_slot();
                 let ch = self.get(ch);
                 let addr = self.b.ins().stack_addr(I64, at, 0);
                 let r = self.call_helper(h, ch, addr);
@@ -493,8 +539,140 @@ impl Gen<'_> {
                     self.set(k, one);
                 }
             }
+            Op::Select { sel } => self.select(pc, sel),
             Op::Leave => self.exit_always(pc),
         }
+    }
+
+    /// The stack slot a receive's value is written to.
+    fn recv_slot(&mut self) -> cranelift_codegen::ir::StackSlot {
+        match self.recv_at {
+            Some(s) => s,
+            None => {
+                let s = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    8,
+                    3,
+                ));
+                self.recv_at = Some(s);
+                s
+            }
+        }
+    }
+
+    /// The select `sel` at `pc` (see the module's header).
+    fn select(&mut self, pc: usize, sel: usize) {
+        let selects = self.selects;
+        let p = &selects[sel];
+        let n = p.cases.len();
+        debug_assert!((1..=MAX_CASES).contains(&n));
+        let chans = match self.chans_at {
+            Some(s) => s,
+            None => {
+                let s = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    (8 * MAX_CASES) as u32,
+                    3,
+                ));
+                self.chans_at = Some(s);
+                s
+            }
+        };
+        let mut bools = 0i64;
+        for (i, c) in p.cases.iter().enumerate() {
+            let ch = self.get(c.ch);
+            self.b.ins().stack_store(ch, chans, (8 * i) as i32);
+            if c.elem == Scalar::Bool {
+                bools |= 1 << i;
+            }
+        }
+        let at = self.recv_slot();
+        let chans = self.b.ins().stack_addr(I64, chans, 0);
+        let out = self.b.ins().stack_addr(I64, at, 0);
+        let spec = n as i64 | bools << 8 | (p.default.is_some() as i64) << 16;
+        let spec = self.b.ins().iconst(I64, spec);
+        let r = self.call_select(chans, spec, out);
+
+        // No case ready: the default case, or leave for the interpreter to
+        // park the select.
+        let none = self.b.ins().icmp_imm(IntCC::Equal, r, NONE_READY);
+        let not_none = self.b.create_block();
+        let idle = match p.default {
+            Some(d) => self.target(d),
+            None => self.exit(PARK | pc as i64),
+        };
+        self.b.ins().brif(none, idle, &[], not_none, &[]);
+        self.b.switch_to_block(not_none);
+
+        // A case to hand to the interpreter, or one that fired here.
+        let handoff = self.b.ins().band_imm(r, SEL_HANDOFF);
+        let to_handoff = self.b.create_block();
+        let fired = self.b.create_block();
+        self.b.ins().brif(handoff, to_handoff, &[], fired, &[]);
+        self.b.switch_to_block(to_handoff);
+        let idx = self.b.ins().band_imm(r, 0xff);
+        for i in 0..n {
+            let out = self.exit(HANDOFF | (i as i64) << CASE_SHIFT | pc as i64);
+            if i + 1 == n {
+                self.b.ins().jump(out, &[]);
+            } else {
+                let c = self.b.ins().icmp_imm(IntCC::Equal, idx, i as i64);
+                let next = self.b.create_block();
+                self.b.ins().brif(c, out, &[], next, &[]);
+                self.b.switch_to_block(next);
+            }
+        }
+
+        self.b.switch_to_block(fired);
+        let idx = self.b.ins().band_imm(r, 0xff);
+        for (i, c) in p.cases.iter().enumerate() {
+            let case = self.b.create_block();
+            let next = (i + 1 < n).then(|| self.b.create_block());
+            match next {
+                Some(next) => {
+                    let is = self.b.ins().icmp_imm(IntCC::Equal, idx, i as i64);
+                    self.b.ins().brif(is, case, &[], next, &[]);
+                }
+                None => {
+                    self.b.ins().jump(case, &[]);
+                }
+            }
+            self.b.switch_to_block(case);
+            if let Some(o) = c.out {
+                let v = self.b.ins().stack_load(I64, at, 0);
+                self.set(o, v);
+            }
+            if let Some(k) = c.ok {
+                let one = self.b.ins().iconst(I64, 1);
+                self.set(k, one);
+            }
+            let to = self.target(c.target);
+            self.b.ins().jump(to, &[]);
+            if let Some(next) = next {
+                self.b.switch_to_block(next);
+            }
+        }
+        self.open = false;
+    }
+
+    /// Calls the select helper; its result.
+    fn call_select(&mut self, chans: V, spec: V, out: V) -> V {
+        let sig = match self.select_sig {
+            Some(s) => s,
+            None => {
+                let mut sig = Signature::new(self.b.func.signature.call_conv);
+                sig.params
+                    .extend([AbiParam::new(I64), AbiParam::new(I64), AbiParam::new(I64)]);
+                sig.returns.push(AbiParam::new(I64));
+                let s = self.b.import_signature(sig);
+                self.select_sig = Some(s);
+                s
+            }
+        };
+        let h: SelectHelper = super::select_recv;
+        let f = self.b.ins().iconst(I64, h as usize as i64);
+        let call = self.b.ins().call_indirect(sig, f, &[chans, spec, out]);
+        self.b.inst_results(call)[0]
     }
 
     /// Calls the channel helper `h` with two arguments; its result.

@@ -5,17 +5,20 @@
 //! every `LIFO_CHECK` units of the preemption budget, with the loop's
 //! header: a sample of where the task spends its time. It also calls it
 //! at the first back edge of a time slice (the task just parked) when the
-//! header is compiled ([`is_compiled`]); such an entry runs the region
-//! only while entries of that kind pay (`early`). A header sampled
-//! [`THRESHOLD`] times is compiled once as a *region* (`region.rs`: the
-//! instructions from the header to its last back edge) if every
-//! instruction in it is in the supported set, integer and bool arithmetic,
-//! comparisons, copies, constants, jumps, and sends and receives on
-//! channels of ints or bools, over slots whose type (the frame template's
-//! zero value) is int, bool or such a channel (`codegen.rs` makes the
-//! code). Then the region runs compiled from the header on, until it
-//! leaves the region, the budget runs out, an instruction would panic or
-//! a channel operation would wait.
+//! header is compiled ([`enters_early`]); such an entry runs the region
+//! only while entries of that kind pay (`early`). A
+//! header sampled [`THRESHOLD`] times is compiled once as a *region*
+//! (`region.rs`: the instructions from the header to its last back edge).
+//! The supported instructions, integer and bool arithmetic, comparisons,
+//! copies, constants, jumps, sends and receives on channels of ints or
+//! bools, and selects that only receive on such channels, run compiled
+//! over slots whose type (the frame template's zero value) is int, bool or
+//! such a channel (`codegen.rs` makes the code); any other instruction is
+//! an exit, where the interpreter takes over (a loop whose header is one,
+//! or that holds a scheduling point of `weft test`, is not compiled).
+//! The region runs compiled from the header on, until it leaves the
+//! region or reaches such an instruction, the budget runs out, an
+//! instruction would panic or a channel operation would wait.
 //!
 //! Invariants:
 //! - The interpreter is the reference: the compiled code computes exactly
@@ -32,7 +35,13 @@
 //!   wait (or, for a receive, that the channel is closed and drained),
 //!   the region stops before the instruction and the interpreter runs it
 //!   (and parks, or takes the zero value), exactly as if the JIT were
-//!   off. Sends and receives are no scheduling points of the ordinary
+//!   off. A select does what `step`'s does first (`select_ready_on`, or
+//!   `try_select_on` with a default) with the task's random source, so
+//!   it draws what the interpreter would; one that finds no case ready
+//!   stops with [`Entered::Park`], and the interpreter parks it as its
+//!   own select would after the same pass; a case that fired on a closed
+//!   channel (or with a value of another type) goes to the interpreter to
+//!   complete ([`Entered::Case`]). Sends and receives are no scheduling points of the ordinary
 //!   executor; a controlled run's (`weft test`) come as `Point`
 //!   instructions, which no region holds. A received value is never lost:
 //!   one of another variant than the channel's type says (the type
@@ -67,7 +76,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
-use weft_chan::Chan;
+use weft_chan::{select_ready_on, try_select_on, Cases, Chan, Outcome, Selected};
 use weft_rt as runtime;
 
 use super::code::{Func, FuncId, Program};
@@ -86,6 +95,9 @@ const FAILED: u32 = u32::MAX;
 const COMPILING: u32 = u32::MAX - 1;
 /// A header's mark: compiled (the region is in its `Header::code`).
 const COMPILED: u32 = 1 << 31;
+/// A header's mark: compiled, and entries at a time slice's first back
+/// edge stopped paying (`early`), so that test, made inline, calls nothing.
+const COMPILED_LATE: u32 = COMPILED | 1;
 
 /// Whether the JIT is on for runs configured from the environment:
 /// unless `WEFT_JIT=0`.
@@ -106,6 +118,14 @@ pub(crate) enum Entered {
     /// variant than its channel's type: the interpreter completes the
     /// receive with it and goes on after it.
     Odd(usize, Value),
+    /// The select at this program counter found no case ready: the
+    /// interpreter parks it (its lock-free pass has run).
+    Park(usize),
+    /// The select at this program counter fired this case with this
+    /// outcome (`None`: the channel is closed and drained; or a value of
+    /// another variant than the channel's type): the interpreter
+    /// completes the select with it.
+    Case(usize, usize, Option<Value>),
 }
 
 /// The JIT's state of one program: per instruction, the mark of a loop
@@ -153,11 +173,16 @@ pub(crate) fn compiled(prog: &Program) -> usize {
     prog.jit.0.get().map_or(0, |c| c.count.load(Relaxed))
 }
 
-/// Whether the loop at `header` of function `cur` runs compiled: the test
-/// `exec.rs` makes inline before an entry at a time slice's first back
-/// edge, so that tasks whose loops are not compiled pay no call.
+/// Whether the first back edge of a time slice to `header` of function
+/// `cur` is offered to [`enter`]: when the loop is compiled and such
+/// entries still pay (`early`). The test `exec.rs` makes inline, so that
+/// tasks whose loops are not compiled, or whose entries stopped paying,
+/// make no call. (Counting these entries as samples, so that a loop
+/// whose task parks every few iterations gets compiled too, made such
+/// programs slower: `spsc1` 1.25x, `daisychain` 1.2x, `fanin` 1.1x; an
+/// entry that runs an iteration or two costs more than it saves.)
 #[inline(always)]
-pub(crate) fn is_compiled(prog: &Program, cur: FuncId, header: usize) -> bool {
+pub(crate) fn enters_early(prog: &Program, cur: FuncId, header: usize) -> bool {
     prog.jit
         .0
         .get()
@@ -172,6 +197,7 @@ pub(crate) fn is_compiled(prog: &Program, cur: FuncId, header: usize) -> bool {
 /// the first back edge of a time slice of a loop that is compiled: runs
 /// it if such entries pay (`early`). `fs` is the frame.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn enter(
     prog: &Program,
     cur: FuncId,
@@ -179,6 +205,7 @@ pub(crate) fn enter(
     header: usize,
     fs: &mut [Value],
     budget: &mut u32,
+    rng: &mut fastrand::Rng,
     sample: bool,
 ) -> Entered {
     let cache = prog.jit.0.get_or_init(|| Cache::new(prog));
@@ -194,7 +221,10 @@ pub(crate) fn enter(
             return Entered::No;
         };
         if !sample {
-            return early(r, fs, budget);
+            if m == COMPILED_LATE {
+                return Entered::No;
+            }
+            return early(r, mark, fs, budget, rng);
         }
         r
     } else if !sample {
@@ -220,7 +250,7 @@ pub(crate) fn enter(
         mark.store(COMPILED, Relaxed);
         r
     };
-    run(region, fs, budget)
+    run(region, fs, budget, rng)
 }
 
 /// An entry at the first back edge of a time slice (the task parked just
@@ -230,13 +260,21 @@ pub(crate) fn enter(
 /// parks (`pingpong`: +5% instructions when entered every slice), while
 /// one over a buffered channel runs tens of iterations compiled instead
 /// of interpreting up to the next sample (`workerpool`, `mpmc`: -11%).
-fn early(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
+fn early(
+    r: &codegen::Compiled,
+    mark: &AtomicU32,
+    fs: &mut [Value],
+    budget: &mut u32,
+    rng: &mut fastrand::Rng,
+) -> Entered {
     let score = r.early.load(Relaxed);
     if score == 0 {
+        // No more such entries: the inline test stops offering them.
+        mark.store(COMPILED_LATE, Relaxed);
         return Entered::No;
     }
     let before = *budget;
-    let out = run(r, fs, budget);
+    let out = run(r, fs, budget, rng);
     let paid = !matches!(out, Entered::At(_) | Entered::No) || *budget != before;
     // Written only when it changes: tasks on other workers read it.
     if paid && score < codegen::EARLY_MAX {
@@ -247,8 +285,14 @@ fn early(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
     out
 }
 
-/// Runs a compiled region from its header on the frame `fs`.
-fn run(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
+/// Runs a compiled region from its header on the frame `fs`; its selects
+/// draw from the task's `rng`, as the interpreter's do.
+fn run(
+    r: &codegen::Compiled,
+    fs: &mut [Value],
+    budget: &mut u32,
+    rng: &mut fastrand::Rng,
+) -> Entered {
     let plan = &r.plan;
     let mut buf = [0i64; region::MAX_SLOTS];
     for (b, &(slot, kind)) in buf.iter_mut().zip(&plan.slots) {
@@ -265,11 +309,18 @@ fn run(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
     }
     let mut b = *budget as i64;
     let mut pc = plan.start;
+    let prev = RNG.replace(rng);
     let end = loop {
         // SAFETY: the channel slots' addresses point into `Arc<ChanVal>`s
         // held by the frame's slots, which no region writes, and `fs` is
         // borrowed exclusively for the whole run.
         let st = unsafe { r.call(&mut buf, &mut b, pc) };
+        if st.park {
+            break Entered::Park(st.pc);
+        }
+        if let Some(case) = st.handoff {
+            break Entered::Case(st.pc, case, ODD_VALUE.take());
+        }
         if st.odd {
             match ODD_VALUE.take() {
                 Some(v) => break Entered::Odd(st.pc, v),
@@ -294,6 +345,7 @@ fn run(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
         }
         pc = st.pc;
     };
+    RNG.set(prev);
     *budget = b as u32;
     for (&v, &(slot, kind)) in buf.iter().zip(&plan.slots) {
         if let Some(s) = fs.get_mut(slot as usize) {
@@ -308,9 +360,13 @@ fn run(r: &codegen::Compiled, fs: &mut [Value], budget: &mut u32) -> Entered {
 }
 
 thread_local! {
-    /// The value a receive helper took that was not of its channel's type,
-    /// until the driver hands it to the interpreter.
+    /// The value a receive helper took that was not of its channel's type
+    /// (or, for a select's case, what it received when the interpreter
+    /// must complete it), until the driver hands it to the interpreter.
     static ODD_VALUE: Cell<Option<Value>> = const { Cell::new(None) };
+    /// The running region's task's random source, for its selects; null
+    /// outside `run`.
+    static RNG: Cell<*mut fastrand::Rng> = const { Cell::new(std::ptr::null_mut()) };
 }
 
 /// The channel a helper was given.
@@ -378,6 +434,86 @@ fn recv_scalar(ch: i64, out: i64, scalar: impl FnOnce(&Value) -> Option<i64>) ->
             }
         },
         Err(_) => 1,
+    }
+}
+
+/// The cases of a compiled select: receives on the channels whose
+/// addresses a region stored (`codegen.rs`).
+struct RegionCases<'a> {
+    chans: &'a [i64],
+}
+
+impl Cases<Value> for RegionCases<'_> {
+    fn count(&self) -> usize {
+        self.chans.len()
+    }
+    fn chan(&self, i: usize) -> Option<&Chan<Value>> {
+        // SAFETY: the region stored its channel slots' values (`select_recv`).
+        self.chans.get(i).map(|&c| unsafe { chan(c) })
+    }
+    fn is_send(&self, _: usize) -> bool {
+        false
+    }
+    fn take_value(&self, _: usize) -> Option<Value> {
+        None
+    }
+    fn put_back(&self, _: usize, _: Value) {}
+}
+
+/// A select of receives on `n` channels (`spec & 0xff`) whose addresses
+/// are at `chans`: the cases in bit `8 + i` of `spec` carry bools, the
+/// others ints, and bit 16 says the select has a default. What `step`'s
+/// select does first (`select_ready_on`, or `try_select_on` with a
+/// default), with the task's random source: a case that received a value
+/// of its type writes it at `out` (a bool as 0 or 1) and returns the
+/// case's index; `codegen::NONE_READY` when none is ready; the index with
+/// `codegen::SEL_HANDOFF` when the interpreter must complete the case (a
+/// closed channel, or a value of another type, kept in `ODD_VALUE`).
+extern "C" fn select_recv(chans: i64, spec: i64, out: i64) -> i64 {
+    let n = (spec & 0xff) as usize;
+    // SAFETY: the region passes the address of its stack slot of
+    // `MAX_CASES` words, the first `n` of which hold channel slots' values.
+    let chans = unsafe { std::slice::from_raw_parts(chans as *const i64, n) };
+    let src = RegionCases { chans };
+    let rng = RNG.get();
+    if rng.is_null() {
+        // Cannot happen (`run` sets it); nothing taken, the interpreter
+        // runs the select.
+        return codegen::NONE_READY;
+    }
+    // SAFETY: `run` stored the task's `&mut Rng`, borrowed for the whole
+    // call, and nothing else uses it meanwhile.
+    let rng = unsafe { &mut *rng };
+    let fired = if spec & (1 << 16) != 0 {
+        try_select_on(&src, rng)
+    } else {
+        select_ready_on(&src, rng)
+    };
+    let Some(Selected { index, outcome }) = fired else {
+        return codegen::NONE_READY;
+    };
+    let got = match outcome {
+        Outcome::Received(got) => got,
+        // No send cases: cannot happen.
+        _ => None,
+    };
+    let scalar = match (&got, spec >> (8 + index) & 1 != 0) {
+        (Some(Value::Int(x)), false) => Some(*x),
+        (Some(Value::Bool(b)), true) => Some(*b as i64),
+        _ => None,
+    };
+    match scalar {
+        Some(x) => {
+            // Own nothing: forgotten (see `recv_scalar`).
+            std::mem::forget(got);
+            // SAFETY: `out` is the region's 8-byte stack slot for values.
+            unsafe { *(out as *mut i64) = x };
+            index as i64
+        }
+        None => {
+            ODD_VALUE.set(got);
+            index as i64 | codegen::SEL_HANDOFF
+        }
     }
 }
 

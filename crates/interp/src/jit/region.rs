@@ -1,19 +1,24 @@
 //! Which instructions a loop region holds, and whether the JIT can compile
 //! them: the region of a header is the code from the header to the last
-//! unconditional back edge to it; every instruction in it must be in the
-//! supported set, over slots whose type (the frame template's value) is
-//! int or bool, used as that type, or a channel of ints or bools that the
-//! region only sends on and receives from.
+//! unconditional back edge to it. Instructions of the supported set run
+//! compiled, over slots whose type (the frame template's value) is int or
+//! bool, used as that type, or a channel of ints or bools that the region
+//! only sends on, receives from and selects over; any other instruction
+//! is an exit (the region stops before it and the interpreter runs it),
+//! unless it is the header itself or a scheduling point of `weft test`,
+//! which keep the whole loop interpreted.
 
 use std::collections::HashMap;
 
-use super::super::code::{CmpKind, CmpOp, Func, Instr, IntOp, Pc, Slot};
+use super::super::code::{CmpKind, CmpOp, Func, Instr, IntOp, Pc, SelCase, Slot};
 use super::super::value::{Ty, Value};
 
 /// The most slots a region may use (the entry buffer is on the stack).
 pub(crate) const MAX_SLOTS: usize = 64;
 /// The most instructions a region may hold.
 const MAX_LEN: usize = 2000;
+/// The most cases of a compiled `select`.
+pub(crate) const MAX_CASES: usize = 8;
 
 /// A slot's type, as the frame template says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +65,27 @@ pub(crate) struct Plan {
     /// index, in order (a `LoopK` or `LoopN` is two: its add, then its
     /// back edge).
     pub ops: Vec<(usize, Op)>,
+    /// The cases of the region's selects (`Op::Select` holds an index).
+    pub selects: Vec<SelectPlan>,
+}
+
+/// A compiled `select`: receives only, on channels of ints or bools.
+#[derive(Debug)]
+pub(crate) struct SelectPlan {
+    pub cases: Vec<RecvCase>,
+    /// The `default` case's first instruction, if there is one.
+    pub default: Option<usize>,
+}
+
+/// A receive case of a compiled `select`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecvCase {
+    pub ch: usize,
+    pub out: Option<usize>,
+    pub ok: Option<usize>,
+    pub elem: Scalar,
+    /// The first instruction of the case's block.
+    pub target: usize,
 }
 
 /// One instruction as the code generator sees it (slots as buffer indices).
@@ -140,8 +166,15 @@ pub(crate) enum Op {
         ok: Option<usize>,
         elem: Scalar,
     },
+    /// `Plan::selects[sel]`: a case that fires now goes on at its block;
+    /// none ready goes to `default`, or, without one, leaves the region
+    /// for the interpreter to park the select.
+    Select {
+        sel: usize,
+    },
     /// Leave the region here: the instruction ends the function or the
-    /// task (`return`, `panic`, `exit`), which the interpreter does.
+    /// task (`return`, `panic`, `exit`), or the JIT does not compile it;
+    /// the interpreter runs it.
     Leave,
 }
 
@@ -220,7 +253,8 @@ fn back_edge_to(code: &[Instr], i: usize, h: usize) -> bool {
 }
 
 /// The region of the loop whose header is instruction `h` of `f`, if the
-/// JIT can compile all of it.
+/// JIT can compile it: its header is in the supported set and no
+/// instruction in it is a scheduling point.
 pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
     let code = &f.code;
     let end = (h..code.len()).rev().find(|&i| back_edge_to(code, i, h))?;
@@ -234,153 +268,186 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
         index: HashMap::new(),
     };
     let mut ops = Vec::with_capacity(end + 1 - h);
+    let mut selects = Vec::new();
     let mut entries = vec![h];
     use Kind::{Bool, Int};
     for (at, instr) in code.iter().enumerate().take(end + 1).skip(h) {
-        let mut back = |to: Pc| {
-            let to = to as usize;
-            if (h..=at).contains(&to) && !entries.contains(&to) {
-                entries.push(to);
-            }
-            to
-        };
-        let op = match instr {
-            Instr::Const { out, val } => match val {
-                Value::Int(k) => Op::Const {
-                    out: s.get(*out, Int)?,
-                    k: *k,
-                },
-                Value::Bool(b) => Op::Const {
-                    out: s.get(*out, Bool)?,
-                    k: *b as i64,
-                },
-                _ => return None,
-            },
-            Instr::Copy { x, out } => {
-                // A channel slot is never written (nor stored back).
-                let kind = s.kind(*x).filter(|k| matches!(k, Int | Bool))?;
-                Op::Copy {
-                    x: s.get(*x, kind)?,
-                    out: s.get(*out, kind)?,
+        let before = (s.slots.len(), ops.len(), entries.len(), selects.len());
+        let tried = (|| -> Option<Op> {
+            let mut back = |to: Pc| {
+                let to = to as usize;
+                if (h..=at).contains(&to) && !entries.contains(&to) {
+                    entries.push(to);
                 }
-            }
-            Instr::Int { op, x, y, out } => Op::Int {
-                op: *op,
-                x: s.get(*x, Int)?,
-                y: s.get(*y, Int)?,
-                out: s.get(*out, Int)?,
-            },
-            Instr::AddInt { x, y, out } => Op::Int {
-                op: IntOp::Add,
-                x: s.get(*x, Int)?,
-                y: s.get(*y, Int)?,
-                out: s.get(*out, Int)?,
-            },
-            Instr::AddK { x, k, out } => Op::IntK {
-                op: IntOp::Add,
-                x: s.get(*x, Int)?,
-                k: *k,
-                out: s.get(*out, Int)?,
-            },
-            Instr::IntK { op, x, k, out } => Op::IntK {
-                op: *op,
-                x: s.get(*x, Int)?,
-                k: *k,
-                out: s.get(*out, Int)?,
-            },
-            Instr::NegInt { x, out } => Op::Neg {
-                x: s.get(*x, Int)?,
-                out: s.get(*out, Int)?,
-            },
-            Instr::Not { x, out } => Op::Not {
-                x: s.get(*x, Bool)?,
-                out: s.get(*out, Bool)?,
-            },
-            Instr::Cmp {
-                op,
-                kind,
-                x,
-                y,
-                out,
-            } => {
-                let k = cmp_kind(*op, *kind)?;
-                Op::Cmp {
-                    op: *op,
-                    x: s.get(*x, k)?,
-                    y: s.get(*y, k)?,
-                    out: s.get(*out, Bool)?,
-                }
-            }
-            Instr::Jump { to } => {
-                if *to as usize <= at {
-                    back(*to);
-                }
-                Op::Jump { to: *to as usize }
-            }
-            Instr::JumpIfNot { cond, to } => Op::JumpIfNot {
-                cond: s.get(*cond, Bool)?,
-                to: *to as usize,
-            },
-            Instr::CmpJump { op, kind, x, y, to } => {
-                let k = cmp_kind(*op, *kind)?;
-                Op::CmpJump {
-                    op: *op,
-                    x: s.get(*x, k)?,
-                    y: s.get(*y, k)?,
-                    to: *to as usize,
-                }
-            }
-            Instr::CmpJumpK { op, x, k, to } => Op::CmpJumpK {
-                op: *op,
-                x: s.get(*x, Int)?,
-                k: *k,
-                to: *to as usize,
-            },
-            // `LoopK` and `LoopN` are `AddK; Jump { to: top }` (the
-            // condition they evaluate is the instruction at `top`): the
-            // add here, the jump as the next op of the same instruction.
-            Instr::LoopK { x, k, out, top, .. } | Instr::LoopN { x, k, out, top, .. } => {
-                if *top as usize > at {
-                    return None;
-                }
-                back(*top);
-                ops.push((
-                    at,
-                    Op::IntK {
-                        op: IntOp::Add,
-                        x: s.get(*x, Int)?,
-                        k: *k,
+                to
+            };
+            Some(match instr {
+                Instr::Const { out, val } => match val {
+                    Value::Int(k) => Op::Const {
                         out: s.get(*out, Int)?,
+                        k: *k,
                     },
-                ));
-                Op::Jump { to: *top as usize }
-            }
-            Instr::Send { ch, v } => {
-                let (ch, elem) = s.chan(*ch)?;
-                Op::Send {
-                    ch,
-                    v: s.get(*v, elem.kind())?,
-                    elem,
+                    Value::Bool(b) => Op::Const {
+                        out: s.get(*out, Bool)?,
+                        k: *b as i64,
+                    },
+                    _ => return None,
+                },
+                Instr::Copy { x, out } => {
+                    // A channel slot is never written (nor stored back).
+                    let kind = s.kind(*x).filter(|k| matches!(k, Int | Bool))?;
+                    Op::Copy {
+                        x: s.get(*x, kind)?,
+                        out: s.get(*out, kind)?,
+                    }
                 }
-            }
-            Instr::Recv { ch, out, ok, .. } => {
-                let (ch, elem) = s.chan(*ch)?;
-                Op::Recv {
-                    ch,
-                    out: match out {
-                        Some(o) => Some(s.get(*o, elem.kind())?),
-                        None => None,
-                    },
-                    ok: match ok {
-                        Some(k) => Some(s.get(*k, Bool)?),
-                        None => None,
-                    },
-                    elem,
+                Instr::Int { op, x, y, out } => Op::Int {
+                    op: *op,
+                    x: s.get(*x, Int)?,
+                    y: s.get(*y, Int)?,
+                    out: s.get(*out, Int)?,
+                },
+                Instr::AddInt { x, y, out } => Op::Int {
+                    op: IntOp::Add,
+                    x: s.get(*x, Int)?,
+                    y: s.get(*y, Int)?,
+                    out: s.get(*out, Int)?,
+                },
+                Instr::AddK { x, k, out } => Op::IntK {
+                    op: IntOp::Add,
+                    x: s.get(*x, Int)?,
+                    k: *k,
+                    out: s.get(*out, Int)?,
+                },
+                Instr::IntK { op, x, k, out } => Op::IntK {
+                    op: *op,
+                    x: s.get(*x, Int)?,
+                    k: *k,
+                    out: s.get(*out, Int)?,
+                },
+                Instr::NegInt { x, out } => Op::Neg {
+                    x: s.get(*x, Int)?,
+                    out: s.get(*out, Int)?,
+                },
+                Instr::Not { x, out } => Op::Not {
+                    x: s.get(*x, Bool)?,
+                    out: s.get(*out, Bool)?,
+                },
+                Instr::Cmp {
+                    op,
+                    kind,
+                    x,
+                    y,
+                    out,
+                } => {
+                    let k = cmp_kind(*op, *kind)?;
+                    Op::Cmp {
+                        op: *op,
+                        x: s.get(*x, k)?,
+                        y: s.get(*y, k)?,
+                        out: s.get(*out, Bool)?,
+                    }
                 }
+                Instr::Jump { to } => {
+                    if *to as usize <= at {
+                        back(*to);
+                    }
+                    Op::Jump { to: *to as usize }
+                }
+                Instr::JumpIfNot { cond, to } => Op::JumpIfNot {
+                    cond: s.get(*cond, Bool)?,
+                    to: *to as usize,
+                },
+                Instr::CmpJump { op, kind, x, y, to } => {
+                    let k = cmp_kind(*op, *kind)?;
+                    Op::CmpJump {
+                        op: *op,
+                        x: s.get(*x, k)?,
+                        y: s.get(*y, k)?,
+                        to: *to as usize,
+                    }
+                }
+                Instr::CmpJumpK { op, x, k, to } => Op::CmpJumpK {
+                    op: *op,
+                    x: s.get(*x, Int)?,
+                    k: *k,
+                    to: *to as usize,
+                },
+                // `LoopK` and `LoopN` are `AddK; Jump { to: top }` (the
+                // condition they evaluate is the instruction at `top`): the
+                // add here, the jump as the next op of the same instruction.
+                Instr::LoopK { x, k, out, top, .. } | Instr::LoopN { x, k, out, top, .. } => {
+                    if *top as usize > at {
+                        return None;
+                    }
+                    back(*top);
+                    ops.push((
+                        at,
+                        Op::IntK {
+                            op: IntOp::Add,
+                            x: s.get(*x, Int)?,
+                            k: *k,
+                            out: s.get(*out, Int)?,
+                        },
+                    ));
+                    Op::Jump { to: *top as usize }
+                }
+                Instr::Send { ch, v } => {
+                    let (ch, elem) = s.chan(*ch)?;
+                    Op::Send {
+                        ch,
+                        v: s.get(*v, elem.kind())?,
+                        elem,
+                    }
+                }
+                Instr::Recv { ch, out, ok, .. } => {
+                    let (ch, elem) = s.chan(*ch)?;
+                    Op::Recv {
+                        ch,
+                        out: match out {
+                            Some(o) => Some(s.get(*o, elem.kind())?),
+                            None => None,
+                        },
+                        ok: match ok {
+                            Some(k) => Some(s.get(*k, Bool)?),
+                            None => None,
+                        },
+                        elem,
+                    }
+                }
+                Instr::Select { cases, default } => {
+                    selects.push(select_plan(&mut s, cases, *default)?);
+                    Op::Select {
+                        sel: selects.len() - 1,
+                    }
+                }
+                // Run at most once per entry: the region stops before them.
+                Instr::Ret { .. } | Instr::End | Instr::Panic { .. } | Instr::Exit { .. } => {
+                    Op::Leave
+                }
+                _ => return None,
+            })
+        })();
+        let op = match tried {
+            Some(op) => op,
+            // A scheduling point of a controlled run: no region holds one
+            // (its operations must run where the executor sees them). A
+            // header the JIT does not compile: the region would stop at
+            // once, so the loop is not compiled at all.
+            None if at == h || matches!(instr, Instr::Point) => return None,
+            // Not compiled: the region stops before it and the
+            // interpreter runs it, then goes on interpreting to the next
+            // back edge. What the attempt noted is forgotten.
+            None => {
+                let (n_slots, n_ops, n_entries, n_selects) = before;
+                for (slot, _) in s.slots.drain(n_slots..) {
+                    s.index.remove(&slot);
+                }
+                ops.truncate(n_ops);
+                entries.truncate(n_entries);
+                selects.truncate(n_selects);
+                Op::Leave
             }
-            // Run at most once per entry: the region stops before them.
-            Instr::Ret { .. } | Instr::End | Instr::Panic { .. } | Instr::Exit { .. } => Op::Leave,
-            _ => return None,
         };
         ops.push((at, op));
     }
@@ -390,5 +457,40 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
         slots: s.slots,
         entries,
         ops,
+        selects,
+    })
+}
+
+/// The plan of a `select` whose cases all receive on channels of ints or
+/// bools (at most `MAX_CASES`), into slots of that type; `None` for any
+/// other select (a send case, another element type), which the region
+/// leaves to the interpreter.
+fn select_plan(s: &mut Slots<'_>, cases: &[SelCase], default: Option<Pc>) -> Option<SelectPlan> {
+    if cases.is_empty() || cases.len() > MAX_CASES {
+        return None;
+    }
+    let mut planned = Vec::with_capacity(cases.len());
+    for c in cases {
+        if c.send {
+            return None;
+        }
+        let (ch, elem) = s.chan(c.chan)?;
+        planned.push(RecvCase {
+            ch,
+            out: match c.recv {
+                Some(o) => Some(s.get(o, elem.kind())?),
+                None => None,
+            },
+            ok: match c.ok {
+                Some(k) => Some(s.get(k, Kind::Bool)?),
+                None => None,
+            },
+            elem,
+            target: c.target as usize,
+        });
+    }
+    Some(SelectPlan {
+        cases: planned,
+        default: default.map(|d| d as usize),
     })
 }
