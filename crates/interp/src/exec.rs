@@ -924,7 +924,10 @@ fn jit_case(
     got: Option<Value>,
 ) -> (usize, ControlFlow<Wait>) {
     let Some(Instr::Select { cases, .. }) = f.code.get(at) else {
-        return (at + 1, Break(bug(f, at, InternalError::LostInstruction("select"))));
+        return (
+            at + 1,
+            Break(bug(f, at, InternalError::LostInstruction("select"))),
+        );
     };
     let chosen = weft_chan::Selected {
         index,

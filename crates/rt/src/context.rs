@@ -61,6 +61,10 @@ pub(crate) struct Ctx {
     /// When `release_stale_lifo` first saw `held` non-empty (trace clock,
     /// ns); `None` while empty or not yet seen.
     pub held_seen: Cell<Option<u64>>,
+    /// The current poll yields behind the LIFO task (`yield_to_lifo`):
+    /// the task is requeued among the held tasks, not in the local queue.
+    /// Cleared when a poll starts.
+    pub yield_held: Cell<bool>,
     pub current: RefCell<Option<Arc<Task>>>,
     /// The wait word (`wait.rs`) recorded by `set_wait` during the current
     /// poll (0: none); published into the task when the poll returns Pending.
@@ -195,6 +199,7 @@ impl Ctx {
             lifo_seen: Cell::new(None),
             held: RefCell::new(std::collections::VecDeque::new()),
             held_seen: Cell::new(None),
+            yield_held: Cell::new(false),
             current: RefCell::new(None),
             wait: Cell::new(0),
             wait_published: Cell::new(false),
@@ -532,6 +537,18 @@ pub async fn yield_now() {
     YieldNow { yielded: false }.await
 }
 
+/// Yields to the task in this worker's LIFO slot ([`lifo_waiting`]): the
+/// current task waits among the worker's held tasks, so it runs on this
+/// worker after the LIFO task (and after older queued work), and no idle
+/// worker is woken for it, as for a task displaced from the LIFO slot
+/// (`yield_now` wakes one when the worker has other work, and with two
+/// workers the yielder and the task it yielded to ended up fighting over
+/// their channels from two CPUs: `fanin` took twice the CPU time).
+pub async fn yield_to_lifo() {
+    with_ctx(|ctx| ctx.yield_held.set(true));
+    YieldNow { yielded: false }.await
+}
+
 /// A preemption point: yields once every `PREEMPT_BUDGET` calls within one
 /// poll of the task, so that a busy loop does not starve others. The
 /// interpreter calls it at loop back edges and calls. Counting calls (not
@@ -566,6 +583,19 @@ pub async fn preempt_point() {
 /// edges and calls should too. With one worker it does nothing.
 pub fn release_lifo() {
     with_ctx(|ctx| ctx.release_stale_lifo());
+}
+
+/// Whether a task woken by the running task waits in this worker's LIFO
+/// slot, to run when the running task stops (at the start of a poll the
+/// slot is empty: the worker takes from it first). False outside a
+/// worker and in a controlled run. The interpreter asks it before it
+/// parks a `select` that found no case ready: the task it woke may make
+/// a case ready, and yielding to it costs less than queueing on every
+/// channel and leaving all the queues again (docs/runtime.md, "Yielding
+/// before a select parks").
+#[inline]
+pub fn lifo_waiting() -> bool {
+    with_ctx(|ctx| ctx.control.is_none() && ctx.lifo_occupied()).unwrap_or(false)
 }
 
 /// Hands the task waiting in this worker's LIFO slot to other workers

@@ -98,9 +98,10 @@ pub use choice::{
     Chooser, Objects, Op, OpKind, PickKind, Ready, SchedPoint, StepRec, COLLECTIVES, FILES, STDOUT,
 };
 pub use context::{
-    clear_wait, current_task, external, external_wait, hand_off_lifo, preempt_point, release_lifo,
-    run_control, run_seed, set_task_name, set_wait, set_wait_site, spawn, spawn_boxed, trace_span,
-    tracing, yield_now, ExternalWait, RunControl, TraceSpan,
+    clear_wait, current_task, external, external_wait, hand_off_lifo, lifo_waiting, preempt_point,
+    release_lifo, run_control, run_seed, set_task_name, set_wait, set_wait_site, spawn,
+    spawn_boxed, trace_span, tracing, yield_now, yield_to_lifo, ExternalWait, RunControl,
+    TraceSpan,
 };
 pub use context::{set_task_device, trace_span_between, trace_span_in};
 pub use control::{

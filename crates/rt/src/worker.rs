@@ -241,7 +241,12 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
                 }
                 task::restore(&task);
             }
-            if requeue {
+            if requeue && ctx.yield_held.replace(false) {
+                // `yield_to_lifo`: behind the LIFO task, on this worker,
+                // waking nobody.
+                ctx.trace_wake(task.id);
+                ctx.held.borrow_mut().push_back(task);
+            } else if requeue {
                 // Woken during its own poll (yield_now): back of the queue.
                 // An idle worker is woken only when this one has another
                 // task to run first; alone, the task runs again here at
@@ -323,6 +328,7 @@ pub(crate) fn poll_running_then<R>(
 ) -> Option<R> {
     let shared = &ctx.shared;
     ctx.budget.set(PREEMPT_BUDGET);
+    ctx.yield_held.set(false);
     let t0 = if ctx.trace.is_some() {
         shared.driver.now()
     } else {
