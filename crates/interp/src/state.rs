@@ -209,9 +209,6 @@ pub(super) enum Wait {
     Exit(i32),
     Fail(Box<Failure>),
     Yield,
-    /// Yield to the task waiting in the worker's LIFO slot (`run_task`'s
-    /// choice for a select with no case ready; never made by `step`).
-    YieldToLifo,
     /// A scheduling point before the instruction after `at` (`weft test`).
     Point {
         at: usize,
@@ -293,11 +290,9 @@ impl Wait {
     #[inline(always)]
     pub fn end(self) {
         match self {
-            Wait::Send { .. }
-            | Wait::Recv { .. }
-            | Wait::Select { .. }
-            | Wait::Yield
-            | Wait::YieldToLifo => std::mem::forget(self),
+            Wait::Send { .. } | Wait::Recv { .. } | Wait::Select { .. } | Wait::Yield => {
+                std::mem::forget(self)
+            }
             other => drop(other),
         }
     }

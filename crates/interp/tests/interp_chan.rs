@@ -332,3 +332,97 @@ func main() {
         ("done\n".to_string(), 0)
     );
 }
+
+/// A fan-in over unbuffered channels, whose consumer's select keeps
+/// waking a producer and then finding no case ready: it yields to that
+/// producer before it parks (docs/runtime.md, "Yielding before a select
+/// parks"). Every value arrives once, on 1, 2 and 4 workers; and a select
+/// that yields to a task that then blocks for good still ends in the
+/// deadlock report, not in a loop.
+#[test]
+fn selects_that_yield_before_parking_lose_nothing_and_still_deadlock() {
+    let fan_in = "func produce(out chan int, from int, count int) {
+	for i := 0; i < count; i++ {
+		out <- from + i
+	}
+	close(out)
+}
+
+func main() {
+	c0 := make(chan int)
+	c1 := make(chan int)
+	c2 := make(chan int)
+	go produce(c0, 0, 5000)
+	go produce(c1, 5000, 5000)
+	go produce(c2, 10000, 5000)
+	open := 3
+	n := 0
+	sum := 0
+	for open > 0 {
+		select {
+		case v, ok := <-c0:
+			if !ok {
+				c0 = nil
+				open--
+			} else {
+				n++
+				sum += v
+			}
+		case v, ok := <-c1:
+			if !ok {
+				c1 = nil
+				open--
+			} else {
+				n++
+				sum += v
+			}
+		case v, ok := <-c2:
+			if !ok {
+				c2 = nil
+				open--
+			} else {
+				n++
+				sum += v
+			}
+		}
+	}
+	print(n, sum)
+}
+";
+    let p = weft_lang::compile("t.weft", fan_in).expect("compiles");
+    for workers in [1, 2, 4] {
+        for seed in [1, 2, 3] {
+            let (out, rep) = interp_util::run_desc(&p, workers, seed);
+            assert_eq!(
+                (out.as_str(), rep.code),
+                ("15000 112492500\n", 0),
+                "{workers} workers"
+            );
+        }
+    }
+    // The select fires on `a` (waking the sender, which then blocks on
+    // `never`), finds nothing ready with that sender in the LIFO slot,
+    // yields to it, and then parks: a deadlock.
+    let stuck = "func main() {
+	a := make(chan int)
+	b := make(chan int)
+	never := make(chan int)
+	go func() {
+		a <- 1
+		<-never
+	}()
+	for i := 0; i < 2; i++ {
+		select {
+		case <-a:
+		case <-b:
+		}
+	}
+}
+";
+    let p = weft_lang::compile("t.weft", stuck).expect("compiles");
+    for workers in [1, 2] {
+        let (_, rep) = interp_util::run_desc(&p, workers, 1);
+        assert_eq!(rep.code, 2, "{}", rep.stderr);
+        assert!(rep.stderr.contains("deadlock"), "{}", rep.stderr);
+    }
+}
