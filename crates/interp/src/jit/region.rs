@@ -4,9 +4,9 @@
 //! compiled, over slots whose type (the frame template's value) is int or
 //! bool, used as that type, or a channel of ints or bools that the region
 //! only sends on, receives from and selects over; any other instruction
-//! is an exit (the region stops before it and the interpreter runs it),
-//! unless it is the header itself or a scheduling point of `weft test`,
-//! which keep the whole loop interpreted.
+//! is an exit (the region stops before it and the interpreter runs it).
+//! A loop with a scheduling point of `weft test`, or in which every path
+//! from the header back to it has an exit, stays interpreted.
 
 use std::collections::HashMap;
 
@@ -253,8 +253,9 @@ fn back_edge_to(code: &[Instr], i: usize, h: usize) -> bool {
 }
 
 /// The region of the loop whose header is instruction `h` of `f`, if the
-/// JIT can compile it: its header is in the supported set and no
-/// instruction in it is a scheduling point.
+/// JIT can compile it: its header is in the supported set, no
+/// instruction in it is a scheduling point, and some iteration can run
+/// compiled from start to end.
 pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
     let code = &f.code;
     let end = (h..code.len()).rev().find(|&i| back_edge_to(code, i, h))?;
@@ -451,6 +452,9 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
         };
         ops.push((at, op));
     }
+    if !completes_an_iteration(h, &ops, &selects) {
+        return None;
+    }
     Some(Plan {
         start: h,
         end,
@@ -459,6 +463,43 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
         ops,
         selects,
     })
+}
+
+/// Whether some path from the header `h` back to it runs only compiled
+/// ops, none that always leaves (`Op::Leave`): else every entry would
+/// leave within its first iteration, and compiling the loop (a few
+/// megabytes of Cranelift's memory, once) would buy nothing. A loop that
+/// spawns a task every iteration is such a loop.
+fn completes_an_iteration(h: usize, ops: &[(usize, Op)], selects: &[SelectPlan]) -> bool {
+    // The first op of each instruction (a `LoopK` is two ops).
+    let mut first: HashMap<usize, usize> = HashMap::new();
+    for (i, &(pc, _)) in ops.iter().enumerate() {
+        first.entry(pc).or_insert(i);
+    }
+    let mut seen = vec![false; ops.len()];
+    let mut todo = vec![0usize];
+    while let Some(i) = todo.pop() {
+        if i >= ops.len() || std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        let at = |pc: usize| first.get(&pc).copied();
+        match ops[i].1 {
+            Op::Leave => {}
+            Op::Jump { to } if to == h => return true,
+            Op::Jump { to } => todo.extend(at(to)),
+            Op::JumpIfNot { to, .. } | Op::CmpJump { to, .. } | Op::CmpJumpK { to, .. } => {
+                todo.push(i + 1);
+                todo.extend(at(to));
+            }
+            Op::Select { sel } => {
+                let p = &selects[sel];
+                todo.extend(p.cases.iter().filter_map(|c| at(c.target)));
+                todo.extend(p.default.and_then(at));
+            }
+            _ => todo.push(i + 1),
+        }
+    }
+    false
 }
 
 /// The plan of a `select` whose cases all receive on channels of ints or
