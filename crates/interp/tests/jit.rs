@@ -20,7 +20,9 @@
 //!   what the interpreter draws), cases on closed channels set to nil, a
 //!   default case, selects that park (unbuffered channels), and selects
 //!   the JIT leaves to the interpreter (a send case, a string channel);
-//! - a property test: random integer loop programs
+//! - property tests: random fan-ins over selects (channels of ints and
+//!   bools, capacities 0 to 16, with or without a default), and random
+//!   integer loop programs
 //!   (`fuzz/src/gen/loops.rs`, the `jit` fuzz target's generator).
 
 #[path = "../../../fuzz/src/gen/mod.rs"]
@@ -728,6 +730,77 @@ func main() {
 }
 ";
     both(src);
+}
+
+/// A fan-in program: one producer per channel (capacity, count, and
+/// whether it carries bools), and a consumer whose select (with or
+/// without a default) folds every value into a hash in receive order,
+/// with a per-case multiplier; closed channels are set to nil.
+fn select_program(chans: &[(u8, u16, bool)], default: bool, mults: &[u8]) -> String {
+    let mut src = String::from(
+        "func ints(out chan int, count int, k int) {
+	for i := 0; i < count; i++ {
+		out <- i * k + 1
+	}
+	close(out)
+}
+
+func bools(out chan bool, count int) {
+	for i := 0; i < count; i++ {
+		out <- i % 3 != 1
+	}
+	close(out)
+}
+
+func main() {
+",
+    );
+    for (i, &(cap, count, is_bool)) in chans.iter().enumerate() {
+        let cap = [0, 1, 4, 16][cap as usize % 4];
+        let (ty, producer) = if is_bool {
+            ("bool", format!("go bools(c{i}, {count})"))
+        } else {
+            ("int", format!("go ints(c{i}, {count}, {})", i + 2))
+        };
+        src += &format!("\tc{i} := make(chan {ty}, {cap})\n\t{producer}\n");
+    }
+    src += &format!("\topen := {}\n\th := 7\n\tidle := 0\n", chans.len());
+    src += "\tfor open > 0 {\n\t\tselect {\n";
+    for (i, &(_, _, is_bool)) in chans.iter().enumerate() {
+        let m = 3 + u64::from(mults[i % mults.len()]);
+        let fold = if is_bool {
+            format!(
+                "if v {{ h = (h * {m} + 1) % 1000000007 }} else {{ h = (h * {m}) % 1000000007 }}"
+            )
+        } else {
+            format!("h = (h * {m} + v) % 1000000007")
+        };
+        src += &format!(
+            "\t\tcase v, ok := <-c{i}:\n\t\t\tif !ok {{\n\t\t\t\tc{i} = nil\n\t\t\t\topen--\n\t\t\t}} else {{\n\t\t\t\t{fold}\n\t\t\t}}\n"
+        );
+    }
+    if default {
+        src += "\t\tdefault:\n\t\t\tidle++\n\t\t\tif idle % 16 == 0 {\n\t\t\t\tsleep(0)\n\t\t\t}\n";
+    }
+    src += "\t\t}\n\t}\n\tprint(h, idle)\n}\n";
+    src
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Random fan-ins over selects (1 to 6 channels of ints or bools,
+    /// capacities 0 to 16, with or without a default) print the same hash
+    /// of the values in the order received with the JIT on and off: the
+    /// compiled select makes the interpreter's random choices.
+    #[test]
+    fn random_select_programs_agree(
+        chans in proptest::collection::vec((0u8..4, 0u16..3000, any::<bool>()), 1..=6),
+        default in any::<bool>(),
+        mults in proptest::collection::vec(0u8..40, 6),
+    ) {
+        both(&select_program(&chans, default, &mults));
+    }
 }
 
 proptest! {
