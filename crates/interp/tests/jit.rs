@@ -540,79 +540,24 @@ func main() {
 
 #[test]
 fn selects_in_compiled_loops_choose_as_the_interpreter_does() {
-    // Four producers on buffered channels, one on bools; the consumer
-    // folds every value into a hash in the order received, so any other
-    // random choice, lost value or duplicate changes the output. A closed
-    // channel's case fires once more (handed to the interpreter), and its
-    // channel is set to nil (an instruction the region leaves before).
-    let src = "func produce(out chan int, from int, count int) {
-	for i := 0; i < count; i++ {
-		out <- from + i
-	}
-	close(out)
-}
-
-func flags(out chan bool, count int) {
-	for i := 0; i < count; i++ {
-		out <- i % 3 == 0
-	}
-	close(out)
-}
-
-func main() {
-	c0 := make(chan int, 16)
-	c1 := make(chan int, 16)
-	c2 := make(chan int, 16)
-	fl := make(chan bool, 16)
-	go produce(c0, 0, 20000)
-	go produce(c1, 100000, 20000)
-	go produce(c2, 200000, 15000)
-	go flags(fl, 20000)
-	open := 4
-	h := 7
-	n := 0
-	t := 0
-	for open > 0 {
-		select {
-		case v, ok := <-c0:
-			if !ok {
-				c0 = nil
-				open--
-			} else {
-				h = (h * 31 + v) % 1000000007
-				n++
-			}
-		case v, ok := <-c1:
-			if !ok {
-				c1 = nil
-				open--
-			} else {
-				h = (h * 37 + v) % 1000000007
-				n++
-			}
-		case v, ok := <-c2:
-			if !ok {
-				c2 = nil
-				open--
-			} else {
-				h = (h * 41 + v) % 1000000007
-				n++
-			}
-		case b, ok := <-fl:
-			if !ok {
-				fl = nil
-				open--
-			} else if b {
-				t++
-				h = (h * 43 + 1) % 1000000007
-			}
-		}
-	}
-	print(n, t, h)
-}
-";
-    let out = compiled(src);
-    assert!(out.starts_with("55000 6667 "), "{out}");
+    // Three producers of ints and one of bools on buffered channels; the
+    // consumer folds every value into a hash in the order received, so
+    // any other random choice, lost value or duplicate changes the output.
+    // A closed channel's case fires once more (handed to the
+    // interpreter), and its channel is set to nil (an instruction the
+    // region leaves before).
+    let src = select_program(
+        &[
+            (3, 20000, false),
+            (3, 20000, false),
+            (3, 15000, false),
+            (3, 20000, true),
+        ],
+        false,
+        &[28, 34, 38, 40],
+    );
+    let out = compiled(&src);
+    assert!(out.ends_with(" 0\n"), "{out}");
 }
 
 #[test]
