@@ -371,6 +371,16 @@ pub(crate) mod lend_tests {
                     })
                     .unwrap();
                 }
+                // A task whose one poll takes the loan and ends: never
+                // registered, so its own waker is its last count but the
+                // worker's (counted again before that waker is dropped).
+                for _ in 0..20 {
+                    spawn(poll_fn(|cx| {
+                        drop(cx.waker().clone());
+                        Poll::Ready(TaskEnd::Returned)
+                    }))
+                    .unwrap();
+                }
                 for _ in 0..60 {
                     done.recv().await;
                 }

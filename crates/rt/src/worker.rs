@@ -319,7 +319,7 @@ pub(crate) fn poll_running(ctx: &Ctx, task: Arc<Task>) -> Option<(Arc<Task>, Pol
 /// `then` says whether the `Arc` still owns its count: false when a clone
 /// of the waker took it and the task is still pending (then `then` must
 /// `task::restore` it or forget the `Arc`). A finished task's is restored
-/// here.
+/// here, before its own waker (what keeps it alive meanwhile) is dropped.
 #[inline(always)]
 pub(crate) fn poll_running_then<R>(
     ctx: &Ctx,
@@ -369,6 +369,13 @@ pub(crate) fn poll_running_then<R>(
                 }
                 None => TaskEnd::Returned,
             };
+            if taken {
+                // The task ended: the worker keeps using its `Arc`, so it
+                // counts it again now, while the body's own waker, dropped
+                // below, still keeps the task alive (`task::lend`).
+                task::restore(task);
+                taken = false;
+            }
             finished = Some((end, body.future.take(), body.waker.take()));
         };
         // SAFETY: the caller's `start_running` moved the state to RUNNING
@@ -386,14 +393,9 @@ pub(crate) fn poll_running_then<R>(
         }
     };
     let task = ctx.current.borrow_mut().take()?;
-    let mut owned = !taken;
-    if !owned && res.is_ready() {
-        task::restore(&task);
-        owned = true;
-    }
     let wait = ctx.wait.replace(0);
     ctx.trace_event("run".into(), "run", t0, id);
-    Some(then(task, res, wait, owned))
+    Some(then(task, res, wait, !taken))
 }
 
 fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
