@@ -230,7 +230,8 @@ fn run_task(sh: Arc<Shared>, mut st: TaskState) -> impl Future<Output = TaskEnd>
                         // here, inside the arm: as a guard of its own arm it
                         // kept the `Wait` in the future's state, 50 bytes in
                         // every blocked task.)
-                        if sh.test.is_none() && runtime::lifo_waiting() {
+                        // (`lifo_waiting` is false in a controlled run.)
+                        if runtime::lifo_waiting() {
                             st.pc = at;
                             runtime::yield_to_lifo().await;
                             continue;

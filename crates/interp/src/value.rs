@@ -210,7 +210,7 @@ impl std::ops::Deref for Str {
     type Target = [u8];
     #[inline]
     fn deref(&self) -> &[u8] {
-        &self.0.slice
+        self.as_bytes()
     }
 }
 

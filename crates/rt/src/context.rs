@@ -63,7 +63,8 @@ pub(crate) struct Ctx {
     pub held_seen: Cell<Option<u64>>,
     /// The current poll yields behind the LIFO task (`yield_to_lifo`):
     /// the task is requeued among the held tasks, not in the local queue.
-    /// Cleared when a poll starts.
+    /// Set only by `yield_to_lifo`, whose wake-up makes the worker requeue
+    /// the task after the poll, which clears it.
     pub yield_held: Cell<bool>,
     pub current: RefCell<Option<Arc<Task>>>,
     /// The wait word (`wait.rs`) recorded by `set_wait` during the current

@@ -328,7 +328,6 @@ pub(crate) fn poll_running_then<R>(
 ) -> Option<R> {
     let shared = &ctx.shared;
     ctx.budget.set(PREEMPT_BUDGET);
-    ctx.yield_held.set(false);
     let t0 = if ctx.trace.is_some() {
         shared.driver.now()
     } else {

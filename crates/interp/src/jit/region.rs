@@ -262,174 +262,21 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
     if end - h >= MAX_LEN {
         return None;
     }
-    let mut s = Slots {
-        template: &f.template,
-        junk: f.junk,
-        slots: Vec::new(),
-        index: HashMap::new(),
+    let mut p = Planner {
+        h,
+        s: Slots {
+            template: &f.template,
+            junk: f.junk,
+            slots: Vec::new(),
+            index: HashMap::new(),
+        },
+        ops: Vec::with_capacity(end + 1 - h),
+        selects: Vec::new(),
+        entries: vec![h],
     };
-    let mut ops = Vec::with_capacity(end + 1 - h);
-    let mut selects = Vec::new();
-    let mut entries = vec![h];
-    use Kind::{Bool, Int};
     for (at, instr) in code.iter().enumerate().take(end + 1).skip(h) {
-        let before = (s.slots.len(), ops.len(), entries.len(), selects.len());
-        let tried = (|| -> Option<Op> {
-            let mut back = |to: Pc| {
-                let to = to as usize;
-                if (h..=at).contains(&to) && !entries.contains(&to) {
-                    entries.push(to);
-                }
-                to
-            };
-            Some(match instr {
-                Instr::Const { out, val } => match val {
-                    Value::Int(k) => Op::Const {
-                        out: s.get(*out, Int)?,
-                        k: *k,
-                    },
-                    Value::Bool(b) => Op::Const {
-                        out: s.get(*out, Bool)?,
-                        k: *b as i64,
-                    },
-                    _ => return None,
-                },
-                Instr::Copy { x, out } => {
-                    // A channel slot is never written (nor stored back).
-                    let kind = s.kind(*x).filter(|k| matches!(k, Int | Bool))?;
-                    Op::Copy {
-                        x: s.get(*x, kind)?,
-                        out: s.get(*out, kind)?,
-                    }
-                }
-                Instr::Int { op, x, y, out } => Op::Int {
-                    op: *op,
-                    x: s.get(*x, Int)?,
-                    y: s.get(*y, Int)?,
-                    out: s.get(*out, Int)?,
-                },
-                Instr::AddInt { x, y, out } => Op::Int {
-                    op: IntOp::Add,
-                    x: s.get(*x, Int)?,
-                    y: s.get(*y, Int)?,
-                    out: s.get(*out, Int)?,
-                },
-                Instr::AddK { x, k, out } => Op::IntK {
-                    op: IntOp::Add,
-                    x: s.get(*x, Int)?,
-                    k: *k,
-                    out: s.get(*out, Int)?,
-                },
-                Instr::IntK { op, x, k, out } => Op::IntK {
-                    op: *op,
-                    x: s.get(*x, Int)?,
-                    k: *k,
-                    out: s.get(*out, Int)?,
-                },
-                Instr::NegInt { x, out } => Op::Neg {
-                    x: s.get(*x, Int)?,
-                    out: s.get(*out, Int)?,
-                },
-                Instr::Not { x, out } => Op::Not {
-                    x: s.get(*x, Bool)?,
-                    out: s.get(*out, Bool)?,
-                },
-                Instr::Cmp {
-                    op,
-                    kind,
-                    x,
-                    y,
-                    out,
-                } => {
-                    let k = cmp_kind(*op, *kind)?;
-                    Op::Cmp {
-                        op: *op,
-                        x: s.get(*x, k)?,
-                        y: s.get(*y, k)?,
-                        out: s.get(*out, Bool)?,
-                    }
-                }
-                Instr::Jump { to } => {
-                    if *to as usize <= at {
-                        back(*to);
-                    }
-                    Op::Jump { to: *to as usize }
-                }
-                Instr::JumpIfNot { cond, to } => Op::JumpIfNot {
-                    cond: s.get(*cond, Bool)?,
-                    to: *to as usize,
-                },
-                Instr::CmpJump { op, kind, x, y, to } => {
-                    let k = cmp_kind(*op, *kind)?;
-                    Op::CmpJump {
-                        op: *op,
-                        x: s.get(*x, k)?,
-                        y: s.get(*y, k)?,
-                        to: *to as usize,
-                    }
-                }
-                Instr::CmpJumpK { op, x, k, to } => Op::CmpJumpK {
-                    op: *op,
-                    x: s.get(*x, Int)?,
-                    k: *k,
-                    to: *to as usize,
-                },
-                // `LoopK` and `LoopN` are `AddK; Jump { to: top }` (the
-                // condition they evaluate is the instruction at `top`): the
-                // add here, the jump as the next op of the same instruction.
-                Instr::LoopK { x, k, out, top, .. } | Instr::LoopN { x, k, out, top, .. } => {
-                    if *top as usize > at {
-                        return None;
-                    }
-                    back(*top);
-                    ops.push((
-                        at,
-                        Op::IntK {
-                            op: IntOp::Add,
-                            x: s.get(*x, Int)?,
-                            k: *k,
-                            out: s.get(*out, Int)?,
-                        },
-                    ));
-                    Op::Jump { to: *top as usize }
-                }
-                Instr::Send { ch, v } => {
-                    let (ch, elem) = s.chan(*ch)?;
-                    Op::Send {
-                        ch,
-                        v: s.get(*v, elem.kind())?,
-                        elem,
-                    }
-                }
-                Instr::Recv { ch, out, ok, .. } => {
-                    let (ch, elem) = s.chan(*ch)?;
-                    Op::Recv {
-                        ch,
-                        out: match out {
-                            Some(o) => Some(s.get(*o, elem.kind())?),
-                            None => None,
-                        },
-                        ok: match ok {
-                            Some(k) => Some(s.get(*k, Bool)?),
-                            None => None,
-                        },
-                        elem,
-                    }
-                }
-                Instr::Select { cases, default } => {
-                    selects.push(select_plan(&mut s, cases, *default)?);
-                    Op::Select {
-                        sel: selects.len() - 1,
-                    }
-                }
-                // Run at most once per entry: the region stops before them.
-                Instr::Ret { .. } | Instr::End | Instr::Panic { .. } | Instr::Exit { .. } => {
-                    Op::Leave
-                }
-                _ => return None,
-            })
-        })();
-        let op = match tried {
+        let before = p.mark();
+        let op = match p.op(at, instr) {
             Some(op) => op,
             // A scheduling point of a controlled run: no region holds one
             // (its operations must run where the executor sees them). A
@@ -440,29 +287,220 @@ pub(crate) fn plan(f: &Func, h: usize) -> Option<Plan> {
             // interpreter runs it, then goes on interpreting to the next
             // back edge. What the attempt noted is forgotten.
             None => {
-                let (n_slots, n_ops, n_entries, n_selects) = before;
-                for (slot, _) in s.slots.drain(n_slots..) {
-                    s.index.remove(&slot);
-                }
-                ops.truncate(n_ops);
-                entries.truncate(n_entries);
-                selects.truncate(n_selects);
+                p.forget_since(before);
                 Op::Leave
             }
         };
-        ops.push((at, op));
+        p.ops.push((at, op));
     }
-    if !completes_an_iteration(h, &ops, &selects) {
+    if !completes_an_iteration(h, &p.ops, &p.selects) {
         return None;
     }
     Some(Plan {
         start: h,
         end,
-        slots: s.slots,
-        entries,
-        ops,
-        selects,
+        slots: p.s.slots,
+        entries: p.entries,
+        ops: p.ops,
+        selects: p.selects,
     })
+}
+
+/// A region being planned (`plan`): what its instructions noted so far.
+struct Planner<'a> {
+    /// The header.
+    h: usize,
+    s: Slots<'a>,
+    ops: Vec<(usize, Op)>,
+    selects: Vec<SelectPlan>,
+    entries: Vec<usize>,
+}
+
+/// How much a `Planner` had noted (`Planner::mark`).
+type Mark = (usize, usize, usize, usize);
+
+impl Planner<'_> {
+    fn mark(&self) -> Mark {
+        (
+            self.s.slots.len(),
+            self.ops.len(),
+            self.entries.len(),
+            self.selects.len(),
+        )
+    }
+
+    /// Forgets what was noted after `m` (an instruction that turned out
+    /// not to compile).
+    fn forget_since(&mut self, m: Mark) {
+        let (n_slots, n_ops, n_entries, n_selects) = m;
+        for (slot, _) in self.s.slots.drain(n_slots..) {
+            self.s.index.remove(&slot);
+        }
+        self.ops.truncate(n_ops);
+        self.entries.truncate(n_entries);
+        self.selects.truncate(n_selects);
+    }
+
+    /// A backward jump from `at` to `to`: inside the region, `to` is an
+    /// entry (the driver re-enters there).
+    fn back(&mut self, at: usize, to: Pc) -> usize {
+        let to = to as usize;
+        if (self.h..=at).contains(&to) && !self.entries.contains(&to) {
+            self.entries.push(to);
+        }
+        to
+    }
+
+    /// Instruction `at` as an op, or `None` when the JIT does not compile
+    /// it (it may have noted slots, ops or entries meanwhile).
+    fn op(&mut self, at: usize, instr: &Instr) -> Option<Op> {
+        use Kind::{Bool, Int};
+        Some(match instr {
+            Instr::Const { out, val } => match val {
+                Value::Int(k) => Op::Const {
+                    out: self.s.get(*out, Int)?,
+                    k: *k,
+                },
+                Value::Bool(b) => Op::Const {
+                    out: self.s.get(*out, Bool)?,
+                    k: *b as i64,
+                },
+                _ => return None,
+            },
+            Instr::Copy { x, out } => {
+                // A channel slot is never written (nor stored back).
+                let kind = self.s.kind(*x).filter(|k| matches!(k, Int | Bool))?;
+                Op::Copy {
+                    x: self.s.get(*x, kind)?,
+                    out: self.s.get(*out, kind)?,
+                }
+            }
+            Instr::Int { op, x, y, out } => Op::Int {
+                op: *op,
+                x: self.s.get(*x, Int)?,
+                y: self.s.get(*y, Int)?,
+                out: self.s.get(*out, Int)?,
+            },
+            Instr::AddInt { x, y, out } => Op::Int {
+                op: IntOp::Add,
+                x: self.s.get(*x, Int)?,
+                y: self.s.get(*y, Int)?,
+                out: self.s.get(*out, Int)?,
+            },
+            Instr::AddK { x, k, out } => Op::IntK {
+                op: IntOp::Add,
+                x: self.s.get(*x, Int)?,
+                k: *k,
+                out: self.s.get(*out, Int)?,
+            },
+            Instr::IntK { op, x, k, out } => Op::IntK {
+                op: *op,
+                x: self.s.get(*x, Int)?,
+                k: *k,
+                out: self.s.get(*out, Int)?,
+            },
+            Instr::NegInt { x, out } => Op::Neg {
+                x: self.s.get(*x, Int)?,
+                out: self.s.get(*out, Int)?,
+            },
+            Instr::Not { x, out } => Op::Not {
+                x: self.s.get(*x, Bool)?,
+                out: self.s.get(*out, Bool)?,
+            },
+            Instr::Cmp {
+                op,
+                kind,
+                x,
+                y,
+                out,
+            } => {
+                let k = cmp_kind(*op, *kind)?;
+                Op::Cmp {
+                    op: *op,
+                    x: self.s.get(*x, k)?,
+                    y: self.s.get(*y, k)?,
+                    out: self.s.get(*out, Bool)?,
+                }
+            }
+            Instr::Jump { to } => {
+                if *to as usize <= at {
+                    self.back(at, *to);
+                }
+                Op::Jump { to: *to as usize }
+            }
+            Instr::JumpIfNot { cond, to } => Op::JumpIfNot {
+                cond: self.s.get(*cond, Bool)?,
+                to: *to as usize,
+            },
+            Instr::CmpJump { op, kind, x, y, to } => {
+                let k = cmp_kind(*op, *kind)?;
+                Op::CmpJump {
+                    op: *op,
+                    x: self.s.get(*x, k)?,
+                    y: self.s.get(*y, k)?,
+                    to: *to as usize,
+                }
+            }
+            Instr::CmpJumpK { op, x, k, to } => Op::CmpJumpK {
+                op: *op,
+                x: self.s.get(*x, Int)?,
+                k: *k,
+                to: *to as usize,
+            },
+            // `LoopK` and `LoopN` are `AddK; Jump { to: top }` (the
+            // condition they evaluate is the instruction at `top`): the
+            // add here, the jump as the next op of the same instruction.
+            Instr::LoopK { x, k, out, top, .. } | Instr::LoopN { x, k, out, top, .. } => {
+                if *top as usize > at {
+                    return None;
+                }
+                self.back(at, *top);
+                self.ops.push((
+                    at,
+                    Op::IntK {
+                        op: IntOp::Add,
+                        x: self.s.get(*x, Int)?,
+                        k: *k,
+                        out: self.s.get(*out, Int)?,
+                    },
+                ));
+                Op::Jump { to: *top as usize }
+            }
+            Instr::Send { ch, v } => {
+                let (ch, elem) = self.s.chan(*ch)?;
+                Op::Send {
+                    ch,
+                    v: self.s.get(*v, elem.kind())?,
+                    elem,
+                }
+            }
+            Instr::Recv { ch, out, ok, .. } => {
+                let (ch, elem) = self.s.chan(*ch)?;
+                Op::Recv {
+                    ch,
+                    out: match out {
+                        Some(o) => Some(self.s.get(*o, elem.kind())?),
+                        None => None,
+                    },
+                    ok: match ok {
+                        Some(k) => Some(self.s.get(*k, Bool)?),
+                        None => None,
+                    },
+                    elem,
+                }
+            }
+            Instr::Select { cases, default } => {
+                self.selects
+                    .push(select_plan(&mut self.s, cases, *default)?);
+                Op::Select {
+                    sel: self.selects.len() - 1,
+                }
+            }
+            // Run at most once per entry: the region stops before them.
+            Instr::Ret { .. } | Instr::End | Instr::Panic { .. } | Instr::Exit { .. } => Op::Leave,
+            _ => return None,
+        })
+    }
 }
 
 /// Whether some path from the header `h` back to it runs only compiled
