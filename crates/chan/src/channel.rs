@@ -38,8 +38,7 @@ use std::ops::{Deref, DerefMut};
 
 use super::loom::{Arc, AtomicUsize, Ordering, SpinGuard, SpinMutex};
 use super::waiter::{
-    block_on, block_on_spinning, context_in, hint, keep_in, Check, Owned, Parkable, Retry,
-    WaitSlot, Waiter,
+    block_on, context_in, hint, keep_in, Check, Owned, Parkable, Retry, WaitSlot, Waiter,
 };
 use super::{CloseError, Outcome, SendError, TryRecvError, TrySendError};
 use std::task::Waker;
@@ -697,9 +696,9 @@ impl<T: Send> Chan<T> {
     /// (`waiter::Retry`: crossbeam's `Backoff` schedule, with a shorter spin
     /// for a thread whose long spins stopped paying off): room appears as
     /// soon as any receiver runs, far sooner than a parked thread wakes up.
-    /// An unbuffered send needs a queued receiver, so it queues at once,
-    /// then spins for a few microseconds before parking (see
-    /// `waiter::block_on_spinning`).
+    /// An unbuffered send needs a queued receiver, so it queues at once.
+    /// Once queued, either kind spins for a few microseconds before
+    /// parking (see `waiter::block_on`).
     ///
     /// # Errors
     ///
@@ -725,7 +724,7 @@ impl<T: Send> Chan<T> {
             Err(TrySendError::Full(v)) => v,
         };
         if self.inner.cap == 0 {
-            return block_on_spinning(self.send(v));
+            return block_on(self.send(v));
         }
         self.send_retrying(v)
     }
@@ -785,7 +784,7 @@ impl<T: Send> Chan<T> {
             Err(TryRecvError::Empty) => {}
         }
         if self.inner.cap == 0 {
-            return block_on_spinning(self.recv());
+            return block_on(self.recv());
         }
         self.recv_retrying()
     }

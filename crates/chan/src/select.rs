@@ -76,8 +76,7 @@ use super::loom::Backoff;
 use super::ring::Words;
 use super::state::{RecvStep, SendStep};
 use super::waiter::{
-    block_on, block_on_spinning, context_in, hint, keep_in, Check, Handoff, Owned, Parkable,
-    WaitSlot, Waiter,
+    block_on, context_in, hint, keep_in, Check, Handoff, Owned, Parkable, WaitSlot, Waiter,
 };
 use super::{Chan, Outcome, Selected, TryRecvError, TrySendError};
 
@@ -452,8 +451,8 @@ impl<'a, T: Send> Select<'a, T> {
     /// case names a buffered channel it first retries pass 1 for a few
     /// microseconds, as `Chan::send_blocking` does (same poll order, so the
     /// draws from `rng` do not depend on timing); if every case is
-    /// unbuffered (or nil) it queues at once and spins briefly before
-    /// parking (`waiter::block_on_spinning`).
+    /// unbuffered (or nil) it queues at once. Once queued it spins briefly
+    /// before parking (`waiter::block_on`).
     ///
     /// # Examples
     ///
@@ -493,16 +492,11 @@ impl<'a, T: Send> Select<'a, T> {
                 backoff.snooze();
             }
         }
-        let fut = SelectFut {
+        block_on(SelectFut {
             sel: self,
             run,
             slot: None,
-        };
-        if buffered {
-            block_on(fut)
-        } else {
-            block_on_spinning(fut)
-        }
+        })
     }
 }
 

@@ -552,29 +552,24 @@ pub(crate) fn hint<T>(cx: &Option<Owned<T>>) -> bool {
     cx.as_ref().is_none_or(|cx| cx.delivered())
 }
 
-/// Runs a channel future to completion on this thread, parking it while
-/// the operation is queued. It parks at once: the callers on buffered
-/// channels have already retried (`Retry` or `Backoff`, before queuing),
-/// and a waiter that keeps watching instead of sleeping is handed one value
-/// at a time under the lock, where a sleeping one lets the buffer fill
-/// (spinning here made spsc/1024 1.4 times slower). A spurious unpark
-/// (left over from a partner that woke an operation which had already
-/// completed) only costs one more poll.
-pub(crate) fn block_on<F: Parkable>(fut: F) -> F::Output {
-    let waker = thread_waker();
-    park_until_ready(fut, &mut TaskContext::from_waker(&waker))
-}
-
-/// `block_on` for an operation on unbuffered channels only: once queued it
-/// spins for a few microseconds (`spin_until`) before parking. Every
-/// message on an unbuffered channel needs its partner, and a partner that
-/// arrives during the spin completes the operation without a thread
-/// wake-up (about 10 us here); a thread woken while it spun finds one
-/// spurious unpark later, which costs one more poll. Out of line and apart
-/// from `block_on`, so the buffered callers' code stays as it was: the
-/// 1024 rows of the channel bench flip regime with small layout changes.
+/// Runs a channel future to completion on this thread: once the operation
+/// is queued it spins for a few microseconds (`spin_until`) and only then
+/// parks. A partner that arrives during the spin completes the operation
+/// without a thread wake-up (about 10 us here); a thread woken while it
+/// spun finds one spurious unpark later, which costs one more poll.
+///
+/// Unbuffered operations need their partner for every message. Buffered
+/// ones get here after their retry (`Retry` or `Backoff`) found the
+/// channel still full or empty, and on a small buffer the partner then
+/// usually comes within a message's time: parking at once made spsc/1
+/// bimodal against crossbeam-channel (median ratio 1.26-1.76 over 22
+/// pairs, when both libraries' threads ran slow), spinning brought it to
+/// 0.34-0.94. It costs mpsc/1 (four senders, one receiver) 1.3x of its
+/// earlier time, still about half of crossbeam's: a spinning sender takes
+/// the one spin slot of two CPUs (docs/performance.md, "Twenty-fifth
+/// session").
 #[inline(never)]
-pub(crate) fn block_on_spinning<F: Parkable>(mut fut: F) -> F::Output {
+pub(crate) fn block_on<F: Parkable>(mut fut: F) -> F::Output {
     let waker = thread_waker();
     let mut cx = TaskContext::from_waker(&waker);
     if let Poll::Ready(v) = std::pin::Pin::new(&mut fut).poll(&mut cx) {
