@@ -719,9 +719,13 @@ impl Retry {
 const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(20);
 
 /// The first part of the spin only pauses; after it each round also
-/// yields, so a partner that is runnable on this CPU gets to run.
+/// yields, so a partner that is runnable on this CPU gets to run. Four
+/// microseconds, not one: with more threads than CPUs a yield mostly ran
+/// some other waiter instead of the partner, and the longer pause made
+/// mpmc/0 (four senders, four receivers, unbuffered) about twice as fast
+/// and mpsc/0 1.5-2.5 times (docs/performance.md, "Twenty-fifth session").
 #[cfg(not(loom))]
-const PAUSE_FOR: std::time::Duration = std::time::Duration::from_micros(1);
+const PAUSE_FOR: std::time::Duration = std::time::Duration::from_micros(4);
 
 /// Threads spinning in [`spin_until`] now.
 #[cfg(not(loom))]
