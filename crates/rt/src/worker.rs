@@ -241,19 +241,21 @@ fn run_task(ctx: &Ctx, task: Arc<Task>) {
                 }
                 task::restore(&task);
             }
-            if requeue && ctx.yield_held.replace(false) {
+            if !requeue {
+                return;
+            }
+            ctx.trace_wake(task.id);
+            if ctx.yield_held.replace(false) {
                 // `yield_to_lifo`: behind the LIFO task, on this worker,
                 // waking nobody.
-                ctx.trace_wake(task.id);
                 ctx.held.borrow_mut().push_back(task);
-            } else if requeue {
+            } else {
                 // Woken during its own poll (yield_now): back of the queue.
                 // An idle worker is woken only when this one has another
                 // task to run first; alone, the task runs again here at
                 // once, and a wake-up would only move it to another CPU
                 // and back (a busy loop on two workers took twice its CPU
                 // time so). Go's `Gosched` wakes nobody either.
-                ctx.trace_wake(task.id);
                 // Behind the tasks it woke before it yielded.
                 ctx.flush_held();
                 let alone = ctx.local.is_empty() && !ctx.lifo_occupied();
