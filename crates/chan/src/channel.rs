@@ -75,9 +75,14 @@ pub struct Chan<T> {
     pub(crate) inner: Arc<Inner<T>>,
 }
 
+/// A channel's shared part. `repr(C)`: what a lock holder writes (the lock, the state, the flags)
+/// lies in three cache lines after the ring's, starting at a line (the
+/// ring is 128-aligned and its size a multiple of 128); `cap`, only read,
+/// comes last. A fourth line written under the lock cost `mpmc` with 2
+/// workers 5-15%: the two CPUs pass every written line back and forth.
+/// The unit test `locked_fields_fill_three_cache_lines` checks the sizes.
+#[repr(C)]
 pub(crate) struct Inner<T> {
-    /// Capacity (`hchan.dataqsiz`); 0 is unbuffered.
-    pub(crate) cap: usize,
     /// The buffer of a channel with `1 <= cap <= RING_MAX`.
     pub(crate) ring: Option<Ring<T>>,
     /// Everything else, under the channel lock (`hchan.lock`).
@@ -86,6 +91,8 @@ pub(crate) struct Inner<T> {
     /// or 0 (nothing known) while the ring is open; written only under the
     /// lock, read without it by the `try_` fast paths.
     pub(crate) flags: AtomicUsize,
+    /// Capacity (`hchan.dataqsiz`); 0 is unbuffered.
+    pub(crate) cap: usize,
     /// Creation number, the identity under loom (see [`Chan::id`]).
     #[cfg(loom)]
     seq: usize,
@@ -1077,5 +1084,28 @@ impl<T> Drop for RecvFut<'_, T> {
         if let Some(cx) = self.cx.take() {
             withdraw(self.chan, cx, &mut self.slot);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Inner;
+    use std::mem::{align_of, offset_of, size_of};
+
+    /// `Inner`'s layout: what a lock holder writes (the lock, the state,
+    /// the flags) lies within three cache lines from a line's start, for a
+    /// 16-byte value (the interpreter's `Value`) and for a word.
+    #[test]
+    fn locked_fields_fill_three_cache_lines() {
+        fn check<T>() {
+            let start = offset_of!(Inner<T>, state);
+            let end = offset_of!(Inner<T>, flags) + size_of::<usize>();
+            assert_eq!(align_of::<Inner<T>>() % 64, 0);
+            assert_eq!(start % 64, 0, "the lock starts a cache line");
+            assert!(end - start <= 3 * 64, "{} bytes", end - start);
+        }
+        check::<[u64; 2]>();
+        check::<u64>();
+        check::<()>();
     }
 }

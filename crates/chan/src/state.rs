@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use super::queue::WaitQueue;
+use super::queue::{HeadQueue, PopFront};
 use super::ring::Ring;
 use super::waiter::{Handoff, Owned, Waiter};
 use super::{CloseError, Outcome};
@@ -42,9 +42,9 @@ pub(crate) struct State<T> {
     /// Set once by `close` (`hchan.closed`).
     pub(crate) closed: bool,
     /// Blocked senders with their values (`hchan.sendq`).
-    pub(crate) sendq: WaitQueue<T, T>,
+    pub(crate) sendq: HeadQueue<T, T>,
     /// Blocked receivers (`hchan.recvq`).
-    pub(crate) recvq: WaitQueue<T, ()>,
+    pub(crate) recvq: HeadQueue<T, ()>,
     /// The number the next party to queue here gets, at least (invariant 6).
     pub(crate) next_seq: u64,
 }
@@ -71,7 +71,7 @@ pub(crate) enum RecvStep<T> {
 
 /// Pops the first entry whose party this call wins (invariant 4).
 #[inline(always)]
-fn pop_live<T, V>(q: &mut WaitQueue<T, V>) -> Option<Waiter<T, V>> {
+fn pop_live<T, V>(q: &mut impl PopFront<T, V>) -> Option<Waiter<T, V>> {
     while let Some(w) = q.pop_front() {
         if w.choose() {
             return Some(w);
@@ -119,8 +119,8 @@ impl<T> State<T> {
             deque: VecDeque::with_capacity(prealloc),
             frozen: false,
             closed: false,
-            sendq: WaitQueue::new(),
-            recvq: WaitQueue::new(),
+            sendq: HeadQueue::new(),
+            recvq: HeadQueue::new(),
             next_seq: 0,
         }
     }
