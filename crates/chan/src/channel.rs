@@ -75,12 +75,13 @@ pub struct Chan<T> {
     pub(crate) inner: Arc<Inner<T>>,
 }
 
-/// A channel's shared part. `repr(C)`: what a lock holder writes (the lock, the state, the flags)
-/// lies in three cache lines after the ring's, starting at a line (the
-/// ring is 128-aligned and its size a multiple of 128); `cap`, only read,
-/// comes last. A fourth line written under the lock cost `mpmc` with 2
-/// workers 5-15%: the two CPUs pass every written line back and forth.
-/// The unit test `locked_fields_fill_three_cache_lines` checks the sizes.
+/// A channel's shared part. `repr(C)`: what a lock holder writes (the
+/// lock, the state, the flags) lies in three cache lines after the ring's,
+/// starting at a line (the ring is 128-aligned and its size a multiple of
+/// 128); `cap`, only read, comes last. A fourth line written under the
+/// lock cost `mpmc` with 2 workers 5-15%: the two CPUs pass every written
+/// line back and forth (docs/channels.md, "The wait queues"). The unit
+/// test `locked_fields_fill_three_cache_lines` checks the sizes.
 #[repr(C)]
 pub(crate) struct Inner<T> {
     /// The buffer of a channel with `1 <= cap <= RING_MAX`.

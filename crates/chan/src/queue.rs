@@ -308,25 +308,6 @@ impl<T, V> HeadQueue<T, V> {
     }
 }
 
-/// The two queues' pop, for `state.rs`'s `pop_live`.
-pub(crate) trait PopFront<T, V> {
-    fn pop_front(&mut self) -> Option<Waiter<T, V>>;
-}
-
-impl<T, V> PopFront<T, V> for WaitQueue<T, V> {
-    #[inline(always)]
-    fn pop_front(&mut self) -> Option<Waiter<T, V>> {
-        WaitQueue::pop_front(self)
-    }
-}
-
-impl<T, V> PopFront<T, V> for HeadQueue<T, V> {
-    #[inline(always)]
-    fn pop_front(&mut self) -> Option<Waiter<T, V>> {
-        HeadQueue::pop_front(self)
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;

@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use super::queue::{HeadQueue, PopFront};
+use super::queue::HeadQueue;
 use super::ring::Ring;
 use super::waiter::{Handoff, Owned, Waiter};
 use super::{CloseError, Outcome};
@@ -71,7 +71,7 @@ pub(crate) enum RecvStep<T> {
 
 /// Pops the first entry whose party this call wins (invariant 4).
 #[inline(always)]
-fn pop_live<T, V>(q: &mut impl PopFront<T, V>) -> Option<Waiter<T, V>> {
+fn pop_live<T, V>(q: &mut HeadQueue<T, V>) -> Option<Waiter<T, V>> {
     while let Some(w) = q.pop_front() {
         if w.choose() {
             return Some(w);
