@@ -472,17 +472,28 @@ mod tests {
         assert_eq!(values(&q), Vec::from(model));
     }
 
+    /// `n` parties, each with its own context, and the values they send
+    /// (counted, so that a test sees each dropped): party `i` sends
+    /// `vals[i]` with seq `i`, pushed with `push`.
+    fn counted_parties(
+        n: usize,
+        mut push: impl FnMut(u64, Waiter<Arc<u32>, Arc<u32>>),
+    ) -> (Vec<Owned<Arc<u32>>>, Vec<Arc<u32>>) {
+        let owners: Vec<Owned<Arc<u32>>> = (0..n).map(|_| Owned::new(Waker::noop())).collect();
+        let vals: Vec<Arc<u32>> = (0..n as u32).map(Arc::new).collect();
+        for (i, o) in owners.iter().enumerate() {
+            push(i as u64, Waiter::new(o.entry(), 0, vals[i].clone(), true));
+        }
+        (owners, vals)
+    }
+
     #[test]
     fn every_value_is_dropped_once_however_its_entry_leaves() {
         // A waiter keeps its value in a `MaybeUninit` and drops it itself:
         // popped and taken, popped and dropped, withdrawn (a tombstone, then
         // compacted), or left in the queue when the queue goes.
-        let owners: Vec<Owned<Arc<u32>>> = (0..40).map(|_| Owned::new(Waker::noop())).collect();
-        let vals: Vec<Arc<u32>> = (0..40).map(Arc::new).collect();
         let mut q: WaitQueue<Arc<u32>, Arc<u32>> = WaitQueue::new();
-        for (i, o) in owners.iter().enumerate() {
-            q.push_back(i as u64, Waiter::new(o.entry(), 0, vals[i].clone(), true));
-        }
+        let (owners, vals) = counted_parties(40, |seq, w| q.push_back(seq, w));
         assert!(vals.iter().all(|v| Arc::strong_count(v) == 2));
         let taken = q.pop_front().map(|w| w.into_parts().1);
         assert_eq!(taken.as_deref(), Some(&0));
@@ -548,12 +559,8 @@ mod tests {
 
     #[test]
     fn a_head_queue_drops_every_value_once() {
-        let owners: Vec<Owned<Arc<u32>>> = (0..6).map(|_| Owned::new(Waker::noop())).collect();
-        let vals: Vec<Arc<u32>> = (0..6).map(Arc::new).collect();
         let mut q: HeadQueue<Arc<u32>, Arc<u32>> = HeadQueue::new();
-        for (i, o) in owners.iter().enumerate() {
-            q.push_back(i as u64, Waiter::new(o.entry(), 0, vals[i].clone(), true));
-        }
+        let (owners, vals) = counted_parties(6, |seq, w| q.push_back(seq, w));
         // The head withdrawn, then one from the deque; one popped; the rest
         // dropped with the queue.
         assert_eq!(q.remove(0, &owners[0]), 1);
