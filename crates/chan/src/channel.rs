@@ -79,7 +79,7 @@ pub struct Chan<T> {
 /// lock, the state, the flags) lies in three cache lines after the ring's,
 /// starting at a line (the ring is 128-aligned and its size a multiple of
 /// 128); `cap`, only read, comes last. A fourth line written under the
-/// lock cost `mpmc` with 2 workers 5-15%: the two CPUs pass every written
+/// lock cost `mpmc` with 2 workers 8-12%: the two CPUs pass every written
 /// line back and forth (docs/channels.md, "The wait queues"). The unit
 /// test `locked_fields_fill_three_cache_lines` checks the sizes.
 #[repr(C)]
