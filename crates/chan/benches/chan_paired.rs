@@ -17,16 +17,30 @@
 //! included) are reported.
 //!
 //! Run: `cargo bench -p weft-chan --bench chan_paired -- [NAME ...] [--pairs N]
-//! [--sample-ms MS] [--rounds R]`. A NAME selects a scenario (`spsc/1`) or
-//! a family (`spsc`); none runs all. Defaults: 31 pairs, samples of at
-//! least 20 ms (a sample repeats the scenario's iteration until then), one
-//! round. With `--rounds R` the whole list of scenarios is run R times
+//! [--sample-ms MS] [--min-reps K] [--rounds R]`. A NAME selects a scenario
+//! (`spsc/1`) or a family (`spsc`); none runs all. Defaults: 31 pairs,
+//! samples of at least 20 ms and at least 10 iterations where that keeps
+//! a sample within 200 ms (a sample repeats the scenario's iteration), one
+//! round.
+//!
+//! Why ten iterations: in the scenarios with more threads than CPUs one
+//! iteration runs in one of two states (about 4 ms, when a sender and a
+//! receiver hold the two CPUs, and 15-50 ms, when a waiter's yield
+//! switches threads about once per two messages), picked afresh each
+//! iteration. A sample of one iteration is a draw of that lottery: paired
+//! with itself, crossbeam's `mpmc/1` gave intervals of [0.25, 1.40] and
+//! [0.31, 1.24], `spsc/1` [0.76, 2.28]; with ten, [0.89, 1.14] and
+//! [0.84, 1.23].
+//!
+//! With `--rounds R` the whole list of scenarios is run R times
 //! over and each scenario's statistics pool its pairs from every round:
 //! a round of one scenario lasts seconds, within one state of the machine,
 //! and R rounds spread it over minutes, so the interval covers the states
 //! the machine moved through rather than the one it happened to be in.
-//! `--only weft` (or `crossbeam`) runs one side alone, for `perf`. Results:
-//! docs/performance.md.
+//! `--only weft` (or `crossbeam`) runs one side alone, for `perf`.
+//! `--same weft` (or `crossbeam`) pairs a library with itself: an A/A run,
+//! whose intervals show how far the ratio strays when nothing differs.
+//! Results: docs/performance.md.
 
 use std::time::Instant;
 
@@ -58,9 +72,13 @@ fn sample(f: &dyn Fn(), reps: u32) -> Sample {
     (wall / reps as f64, cpu / reps as f64)
 }
 
-/// Iterations per sample: enough for `sample_ms`, given one takes `secs`.
-fn reps_for(sample_ms: f64, secs: f64) -> u32 {
-    ((sample_ms * 1e-3 / secs).ceil() as u32).max(1)
+/// Iterations per sample, given one takes `secs`: enough for `sample_ms`,
+/// and at least `min_reps` as long as that keeps the sample within
+/// `10 * sample_ms`.
+fn reps_for(sample_ms: f64, min_reps: u32, secs: f64) -> u32 {
+    let enough = (sample_ms * 1e-3 / secs).ceil() as u32;
+    let cap = (10.0 * sample_ms * 1e-3 / secs) as u32;
+    enough.max(min_reps.min(cap)).max(1)
 }
 
 /// The median of the wall (`.0`) or CPU (`.1`) column of some samples.
@@ -112,6 +130,39 @@ fn summary(ratios: &[f64]) -> String {
     format!("**{:.2}** {ci} | {wins}/{n}", median(&s))
 }
 
+/// One side of a pair: `weft` or `crossbeam`.
+fn side<'a>(s: &'a Scenario, lib: &str) -> &'a dyn Fn() {
+    if lib == "weft" {
+        &*s.weft
+    } else {
+        &*s.crossbeam
+    }
+}
+
+const USAGE: &str = "usage: chan_paired [NAME ...] [--pairs N] [--sample-ms MS] [--min-reps K] \
+                     [--rounds R] \
+                     [--only weft|crossbeam] [--same weft|crossbeam]";
+
+/// Bad arguments: says what and how to call, and exits 2.
+fn usage(problem: &str) -> ! {
+    eprintln!("chan_paired: {problem}\n{USAGE}");
+    std::process::exit(2)
+}
+
+/// The number after option `opt`.
+fn number<T: std::str::FromStr>(opt: &str, v: Option<String>) -> T {
+    v.and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| usage(&format!("{opt} needs a number")))
+}
+
+/// The library named after option `opt`.
+fn library(opt: &str, v: Option<String>) -> String {
+    match v.as_deref() {
+        Some(lib @ ("weft" | "crossbeam")) => lib.to_string(),
+        _ => usage(&format!("{opt} needs weft or crossbeam")),
+    }
+}
+
 fn ms(secs: f64) -> String {
     format!("{:.3}", secs * 1e3)
 }
@@ -120,27 +171,25 @@ fn main() {
     let mut names = Vec::new();
     let mut pairs = 31usize;
     let mut sample_ms = 20.0f64;
+    let mut min_reps = 10u32;
     let mut rounds = 1usize;
     let mut only = None;
+    let mut same = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bench" => {}
-            "--pairs" => pairs = args.next().and_then(|v| v.parse().ok()).expect("--pairs N"),
-            "--sample-ms" => {
-                sample_ms = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .expect("--sample-ms MS")
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                return;
             }
-            "--rounds" => {
-                rounds = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .expect("--rounds N")
-            }
-            "--only" => only = Some(args.next().expect("--only weft|crossbeam")),
-            _ if a.starts_with("--") => panic!("unknown option {a}"),
+            "--pairs" => pairs = number(&a, args.next()),
+            "--sample-ms" => sample_ms = number(&a, args.next()),
+            "--min-reps" => min_reps = number(&a, args.next()),
+            "--rounds" => rounds = number(&a, args.next()),
+            "--only" => only = Some(library(&a, args.next())),
+            "--same" => same = Some(library(&a, args.next())),
+            _ if a.starts_with("--") => usage(&format!("unknown option {a}")),
             _ => names.push(a),
         }
     }
@@ -152,22 +201,26 @@ fn main() {
     };
     if let Some(lib) = only {
         for s in scenarios().into_iter().filter(|s| selected(&s.name)) {
-            let f = match lib.as_str() {
-                "weft" => &s.weft,
-                "crossbeam" => &s.crossbeam,
-                _ => panic!("--only weft|crossbeam"),
-            };
-            let reps = reps_for(sample_ms, sample(&**f, 1).0);
-            let v: Vec<_> = (0..pairs).map(|_| sample(&**f, reps)).collect();
+            let f = side(&s, &lib);
+            let reps = reps_for(sample_ms, min_reps, sample(f, 1).0);
+            let v: Vec<_> = (0..pairs).map(|_| sample(f, reps)).collect();
             let (wall, cpu) = (median_by(&v, |x| x.0), median_by(&v, |x| x.1));
             println!("{} {lib}: wall {} ms, CPU {} ms", s.name, ms(wall), ms(cpu));
         }
         return;
     }
+    // The two sides of every pair: Weft and crossbeam, or with `--same`
+    // one library twice (an A/A run: how wide the interval is when nothing
+    // differs).
+    let (a_name, b_name) = match same.as_deref() {
+        None => ("weft", "crossbeam"),
+        Some("weft") => ("weft", "weft"),
+        Some(_) => ("crossbeam", "crossbeam"),
+    };
     println!(
         "{pairs} interleaved pairs per scenario and round, {rounds} round(s), samples of >= \
-         {sample_ms} ms; ratio = weft / crossbeam per pair: median [95% CI] | pairs where weft \
-         was faster\n"
+         {sample_ms} ms; ratio = {a_name} / {b_name} per pair: median [95% CI] | pairs where \
+         the first was faster\n"
     );
     let chosen: Vec<Scenario> = scenarios()
         .into_iter()
@@ -180,28 +233,27 @@ fn main() {
             eprintln!("round {} of {rounds}", round + 1);
         }
         for (s, (w, c)) in chosen.iter().zip(&mut taken) {
+            let (a, b) = (side(s, a_name), side(s, b_name));
             // Warm up both, and size the samples from the slower of the two.
             let mut one = 0.0f64;
             for _ in 0..2 {
-                one = one
-                    .max(sample(&*s.weft, 1).0)
-                    .max(sample(&*s.crossbeam, 1).0);
+                one = one.max(sample(a, 1).0).max(sample(b, 1).0);
             }
-            let reps = reps_for(sample_ms, one);
+            let reps = reps_for(sample_ms, min_reps, one);
             for i in 0..pairs {
                 if i % 2 == 0 {
-                    w.push(sample(&*s.weft, reps));
-                    c.push(sample(&*s.crossbeam, reps));
+                    w.push(sample(a, reps));
+                    c.push(sample(b, reps));
                 } else {
-                    c.push(sample(&*s.crossbeam, reps));
-                    w.push(sample(&*s.weft, reps));
+                    c.push(sample(b, reps));
+                    w.push(sample(a, reps));
                 }
             }
         }
     }
     println!(
-        "| scenario | weft wall (ms) | crossbeam wall (ms) | wall ratio | weft faster | \
-         weft CPU (ms) | crossbeam CPU (ms) | CPU ratio | weft cheaper |"
+        "| scenario | {a_name} wall (ms) | {b_name} wall (ms) | wall ratio | first faster | \
+         {a_name} CPU (ms) | {b_name} CPU (ms) | CPU ratio | first cheaper |"
     );
     println!("|---|---:|---:|---|---:|---:|---:|---|---:|");
     for (s, (w, c)) in chosen.iter().zip(&taken) {
