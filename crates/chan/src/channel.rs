@@ -750,6 +750,9 @@ impl<T: Send> Chan<T> {
                 return block_on(self.send(v));
             }
             retry.snooze();
+            if !self.inner.ring.as_ref().is_none_or(Ring::push_hint) {
+                continue;
+            }
             match self.try_send(v) {
                 Ok(()) => {
                     retry.finish();
@@ -809,6 +812,9 @@ impl<T: Send> Chan<T> {
                 return block_on(self.recv());
             }
             retry.snooze();
+            if !self.inner.ring.as_ref().is_none_or(Ring::pop_hint) {
+                continue;
+            }
             match self.try_recv() {
                 Ok(v) => {
                     retry.finish();

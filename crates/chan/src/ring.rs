@@ -240,6 +240,27 @@ impl<T> Ring<T> {
         }
     }
 
+    /// Whether a push might succeed now, read without writing anything and
+    /// without touching `head`: the ring is frozen (the locked step decides),
+    /// or the slot at `tail` is free. For a sender retrying on a full ring,
+    /// which polls this between attempts instead of failing `try_push`
+    /// over and over: a failed push loads `head` (after a fence), which
+    /// takes the line from the receiver about to move it.
+    #[inline]
+    pub(crate) fn push_hint(&self) -> bool {
+        let tail = self.tail.load(Ordering::Relaxed);
+        tail & self.mark != 0 || self.slot(tail).stamp.load(Ordering::Relaxed) == tail
+    }
+
+    /// As [`Ring::push_hint`], for a pop: frozen, or the slot at `head`
+    /// holds a value (without touching `tail`).
+    #[inline]
+    pub(crate) fn pop_hint(&self) -> bool {
+        let head = self.head.load(Ordering::Relaxed);
+        head & self.mark != 0
+            || self.slot(head).stamp.load(Ordering::Relaxed) == head.wrapping_add(1)
+    }
+
     /// Loads `head`, then `tail`. A select compares them with the words a
     /// failed `try_push` / `pop_open` showed: equal (and so unmarked) means
     /// the indices did not move in between (they only grow), so at every
@@ -374,6 +395,35 @@ mod tests {
         r.thaw();
         assert_eq!(r.pop_open::<true>(), Ok(2));
         assert!(matches!(r.pop_open::<true>(), Err(Miss::Fail(_))));
+    }
+
+    /// With no operation in flight the hints are exact: a push may succeed
+    /// exactly when the ring is not full, a pop when it is not empty, and
+    /// both say "try" while the ring is frozen; over many laps, at several
+    /// capacities.
+    #[test]
+    fn hints_match_the_ring() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for cap in [1, 2, 3, 4, 7] {
+            let r = Ring::new(cap);
+            let mut len = 0;
+            for _ in 0..2000 {
+                assert_eq!(r.push_hint(), len < cap, "cap {cap}, len {len}");
+                assert_eq!(r.pop_hint(), len > 0, "cap {cap}, len {len}");
+                if rng.bool() {
+                    assert_eq!(r.try_push(0u8).is_ok(), len < cap);
+                    len = (len + 1).min(cap);
+                } else {
+                    assert_eq!(r.pop_open::<true>().is_ok(), len > 0);
+                    len = len.saturating_sub(1);
+                }
+                if rng.u8(..) < 16 {
+                    r.freeze();
+                    assert!(r.push_hint() && r.pop_hint());
+                    r.thaw();
+                }
+            }
+        }
     }
 
     #[test]
