@@ -32,7 +32,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use super::ring::{Miss, Ring, Words, RING_MAX};
+use super::ring::{First, Miss, Ring, Words, RING_MAX};
 use super::state::{Buf, RecvStep, SendStep, State};
 use std::ops::{Deref, DerefMut};
 
@@ -726,6 +726,16 @@ impl<T: Send> Chan<T> {
     /// assert_eq!(receiver.join().unwrap(), Some(3));
     /// ```
     pub fn send_blocking(&self, v: T) -> Result<(), SendError<T>> {
+        // The ring's first attempt gives up on a taken slot without loading
+        // `head` (the receiver's line); the retry polls the slot.
+        let v = match &self.inner.ring {
+            Some(r) => match r.push_first(v) {
+                Ok(()) => return Ok(()),
+                Err((v, First::Taken)) => return self.send_retrying(v),
+                Err((v, First::Frozen)) => v,
+            },
+            None => v,
+        };
         let v = match self.try_send(v) {
             Ok(()) => return Ok(()),
             Err(TrySendError::Closed(v)) => return Err(SendError(v)),
@@ -789,6 +799,13 @@ impl<T: Send> Chan<T> {
     /// assert_eq!(got, [0, 1, 2, 3, 4]);
     /// ```
     pub fn recv_blocking(&self) -> Option<T> {
+        if let Some(r) = &self.inner.ring {
+            match r.pop_first() {
+                Ok(v) => return Some(v),
+                Err(First::Taken) => return self.recv_retrying(),
+                Err(First::Frozen) => {}
+            }
+        }
         match self.try_recv() {
             Ok(v) => return Some(v),
             Err(TryRecvError::Closed) => return None,

@@ -301,6 +301,32 @@ fn ring_sender_parks_on_full_buffer_and_fifo_holds() {
     });
 }
 
+/// Two blocking receivers' first attempts (`pop_first`) race each other
+/// and a blocking sender's (`push_first`) on a one-slot ring: a first
+/// attempt that finds its slot taken falls back to the full protocol, and
+/// every value arrives once. (The sender is the model's main thread: with
+/// the sender spawned and joined as well, loom 0.7 fails its own
+/// `state.notified` assertion in `JoinHandle::join`, tokio-rs/loom#249,
+/// on this code and on the code before the first attempts alike.)
+#[test]
+fn blocking_first_attempts_race_on_a_ring() {
+    model(|| {
+        let c = Chan::<i32>::new(1);
+        let r = {
+            let c = c.clone();
+            thread::spawn(move || c.recv_blocking())
+        };
+        c.send_blocking(1).unwrap();
+        c.send_blocking(2).unwrap();
+        let mine = c.recv_blocking();
+        let theirs = r.join().unwrap();
+        let mut got: Vec<i32> = [mine, theirs].into_iter().flatten().collect();
+        got.sort_unstable();
+        assert_eq!(got, [1, 2], "lost or duplicated");
+        assert_eq!(c.queued(), (0, 0));
+    });
+}
+
 #[test]
 fn ring_receivers_race_a_wrapping_sender() {
     model(|| {

@@ -6,7 +6,7 @@
 //!
 //! | regime | when | who touches the ring |
 //! |---|---|---|
-//! | open   | no party queued, not closed | anyone, lock-free (`try_push` / `pop_open`: one CAS on `tail` / `head`) |
+//! | open   | no party queued, not closed | anyone, lock-free (`try_push` / `pop_open`, and a blocking operation's `push_first` / `pop_first`: one CAS on `tail` / `head`) |
 //! | frozen | `MARK` set in both `head` and `tail` | only the holder of the channel lock (`*_frozen`) |
 //!
 //! Protocol (numbered steps; `channel.rs` drives it from the lock guard):
@@ -52,6 +52,16 @@ pub(crate) enum Miss {
     Fail(Words),
     /// The ring is frozen: take the channel lock.
     Slow,
+}
+
+/// Why [`Ring::push_first`] or [`Ring::pop_first`] did not complete.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum First {
+    /// The slot was not ready: the ring looked full (empty), or another
+    /// party was still using the slot. Not a linearizable "full": retry.
+    Taken,
+    /// The ring is frozen: take the channel lock.
+    Frozen,
 }
 
 /// The `(head, tail)` words of a ring, as loaded.
@@ -240,6 +250,80 @@ impl<T> Ring<T> {
         }
     }
 
+    /// A blocking send's first attempt: [`Ring::push_open`] that gives up
+    /// as soon as the slot at `tail` is taken, without loading `head` to
+    /// tell a full ring from a receiver still reading that slot (the
+    /// caller retries either way, polling [`Ring::push_hint`]).
+    #[inline(always)]
+    pub(crate) fn push_first(&self, v: T) -> Result<(), (T, First)> {
+        let backoff = Backoff::new();
+        let mut tail = self.tail.load(Ordering::SeqCst);
+        loop {
+            if tail & self.mark != 0 {
+                return Err((v, First::Frozen));
+            }
+            let slot = self.slot(tail);
+            if slot.stamp.load(Ordering::Acquire) != tail {
+                return Err((v, First::Taken));
+            }
+            match self.tail.compare_exchange_weak(
+                tail,
+                self.next(tail),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => {
+                    // SAFETY: as in `push_open`: the CAS made this party the
+                    // only writer of the slot for position `tail`.
+                    slot.val.with_mut(|p| unsafe { (*p).write(v) });
+                    slot.stamp.store(tail + 1, Ordering::Release);
+                    return Ok(());
+                }
+                Err(t) => {
+                    tail = t;
+                    backoff.spin();
+                }
+            }
+        }
+    }
+
+    /// A blocking receive's first attempt: [`Ring::pop_open`] that gives up
+    /// as soon as the slot at `head` holds no value, without loading `tail`
+    /// (as [`Ring::push_first`]).
+    #[inline(always)]
+    pub(crate) fn pop_first(&self) -> Result<T, First> {
+        let backoff = Backoff::new();
+        let mut head = self.head.load(Ordering::SeqCst);
+        loop {
+            if head & self.mark != 0 {
+                return Err(First::Frozen);
+            }
+            let slot = self.slot(head);
+            if slot.stamp.load(Ordering::Acquire) != head.wrapping_add(1) {
+                return Err(First::Taken);
+            }
+            match self.head.compare_exchange_weak(
+                head,
+                self.next(head),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => {
+                    // SAFETY: as in `pop_open`: the CAS made this party the
+                    // only reader of position `head`, whose value is written.
+                    let v = slot.val.with_mut(|p| unsafe { (*p).assume_init_read() });
+                    slot.stamp
+                        .store(head.wrapping_add(self.one_lap), Ordering::Release);
+                    return Ok(v);
+                }
+                Err(h) => {
+                    head = h;
+                    backoff.spin();
+                }
+            }
+        }
+    }
+
     /// Whether a push might succeed now, read without writing anything and
     /// without touching `head`: the ring is frozen (the locked step decides),
     /// or the slot at `tail` is free. For a sender retrying on a full ring,
@@ -397,31 +481,41 @@ mod tests {
         assert!(matches!(r.pop_open::<true>(), Err(Miss::Fail(_))));
     }
 
-    /// With no operation in flight the hints are exact: a push may succeed
-    /// exactly when the ring is not full, a pop when it is not empty, and
-    /// both say "try" while the ring is frozen; over many laps, at several
-    /// capacities.
+    /// With no operation in flight the hints and the first attempts are
+    /// exact: a push may succeed exactly when the ring is not full, a pop
+    /// when it is not empty; while the ring is frozen the hints say "try"
+    /// and the first attempts say `Frozen`. Over many laps, at several
+    /// capacities, with every kind of push and pop mixed.
     #[test]
-    fn hints_match_the_ring() {
+    fn hints_and_first_attempts_match_the_ring() {
         let mut rng = fastrand::Rng::with_seed(7);
         for cap in [1, 2, 3, 4, 7] {
             let r = Ring::new(cap);
             let mut len = 0;
-            for _ in 0..2000 {
+            for _ in 0..4000 {
                 assert_eq!(r.push_hint(), len < cap, "cap {cap}, len {len}");
                 assert_eq!(r.pop_hint(), len > 0, "cap {cap}, len {len}");
-                if rng.bool() {
-                    assert_eq!(r.try_push(0u8).is_ok(), len < cap);
-                    len = (len + 1).min(cap);
-                } else {
-                    assert_eq!(r.pop_open::<true>().is_ok(), len > 0);
-                    len = len.saturating_sub(1);
+                let (full, empty) = (len == cap, len == 0);
+                match rng.u8(0..4) {
+                    0 => assert_eq!(r.try_push(0u8).is_ok(), !full),
+                    1 => assert_eq!(
+                        r.push_first(0u8).map_err(|e| e.1),
+                        if full { Err(First::Taken) } else { Ok(()) }
+                    ),
+                    2 => assert_eq!(r.pop_open::<true>().is_ok(), !empty),
+                    _ => assert_eq!(
+                        r.pop_first().map(drop),
+                        if empty { Err(First::Taken) } else { Ok(()) }
+                    ),
                 }
+                r.freeze();
+                len = r.len_frozen();
                 if rng.u8(..) < 16 {
-                    r.freeze();
                     assert!(r.push_hint() && r.pop_hint());
-                    r.thaw();
+                    assert_eq!(r.push_first(0u8).map_err(|e| e.1), Err(First::Frozen));
+                    assert_eq!(r.pop_first().map(drop), Err(First::Frozen));
                 }
+                r.thaw();
             }
         }
     }
