@@ -32,7 +32,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use super::ring::{First, Miss, Ring, Words, RING_MAX};
+use super::ring::{Miss, Ring, Words, RING_MAX};
 use super::state::{Buf, RecvStep, SendStep, State};
 use std::ops::{Deref, DerefMut};
 
@@ -481,7 +481,8 @@ impl<T: Send> Chan<T> {
             Some(r) => match r.try_push(v) {
                 Ok(()) => return Ok(()),
                 Err((v, Miss::Fail(_))) => return Err(TrySendError::Full(v)),
-                Err((v, Miss::Slow)) => v,
+                // (`Taken` only comes from a first attempt.)
+                Err((v, Miss::Slow | Miss::Taken)) => v,
             },
             None => v,
         };
@@ -571,7 +572,7 @@ impl<T: Send> Chan<T> {
             Some(r) => match r.push_open::<EXACT>(v) {
                 Ok(()) => return Ok(()),
                 Err((v, Miss::Fail(w))) => return Err((v, Probe::NotReady(Some(w)))),
-                Err((v, Miss::Slow)) => v,
+                Err((v, Miss::Slow | Miss::Taken)) => v,
             },
             None => v,
         };
@@ -595,7 +596,7 @@ impl<T: Send> Chan<T> {
             match r.pop_open::<EXACT>() {
                 Ok(v) => return Ok(v),
                 Err(Miss::Fail(w)) => return Err(Probe::NotReady(Some(w))),
-                Err(Miss::Slow) => {}
+                Err(Miss::Slow | Miss::Taken) => {}
             }
         }
         // Go's fast path: empty and not closed fails now; empty and closed
@@ -731,8 +732,8 @@ impl<T: Send> Chan<T> {
         let v = match &self.inner.ring {
             Some(r) => match r.push_first(v) {
                 Ok(()) => return Ok(()),
-                Err((v, First::Taken)) => return self.send_retrying(v),
-                Err((v, First::Frozen)) => v,
+                Err((v, Miss::Slow)) => v,
+                Err((v, Miss::Taken | Miss::Fail(_))) => return self.send_retrying(v),
             },
             None => v,
         };
@@ -802,8 +803,8 @@ impl<T: Send> Chan<T> {
         if let Some(r) = &self.inner.ring {
             match r.pop_first() {
                 Ok(v) => return Some(v),
-                Err(First::Taken) => return self.recv_retrying(),
-                Err(First::Frozen) => {}
+                Err(Miss::Slow) => {}
+                Err(Miss::Taken | Miss::Fail(_)) => return self.recv_retrying(),
             }
         }
         match self.try_recv() {

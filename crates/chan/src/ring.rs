@@ -52,16 +52,11 @@ pub(crate) enum Miss {
     Fail(Words),
     /// The ring is frozen: take the channel lock.
     Slow,
-}
-
-/// Why [`Ring::push_first`] or [`Ring::pop_first`] did not complete.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum First {
-    /// The slot was not ready: the ring looked full (empty), or another
-    /// party was still using the slot. Not a linearizable "full": retry.
+    /// Only from a blocking operation's first attempt ([`Ring::push_first`],
+    /// [`Ring::pop_first`]): the slot at the index was not ready (the ring
+    /// looked full, or empty, or another party was on the slot), and
+    /// nothing was checked beyond it. Not a linearizable "full": retry.
     Taken,
-    /// The ring is frozen: take the channel lock.
-    Frozen,
 }
 
 /// The `(head, tail)` words of a ring, as loaded.
@@ -83,6 +78,38 @@ pub(crate) struct Ring<T> {
 struct Slot<T> {
     stamp: AtomicUsize,
     val: UnsafeCell<MaybeUninit<T>>,
+}
+
+impl<T> Slot<T> {
+    /// Writes the value of position `pos` and marks it written.
+    ///
+    /// # Safety
+    ///
+    /// The caller alone owns position `pos` (its CAS moved `tail` past it,
+    /// or it holds the channel lock with the ring frozen), and the stamp
+    /// said the slot is free for it (`pos`).
+    #[inline(always)]
+    unsafe fn put(&self, pos: usize, v: T) {
+        // SAFETY: the caller owns the slot, which holds no value.
+        self.val.with_mut(|p| unsafe { (*p).write(v) });
+        self.stamp.store(pos + 1, Ordering::Release);
+    }
+
+    /// Reads the value of the position the caller owns and frees the slot
+    /// for the next lap, whose position is `next_lap`.
+    ///
+    /// # Safety
+    ///
+    /// The caller alone owns the position (its CAS moved `head` past it,
+    /// or it holds the channel lock with the ring frozen), and the stamp
+    /// said its value is written.
+    #[inline(always)]
+    unsafe fn take(&self, next_lap: usize) -> T {
+        // SAFETY: the caller owns the slot, which holds a written value.
+        let v = self.val.with_mut(|p| unsafe { (*p).assume_init_read() });
+        self.stamp.store(next_lap, Ordering::Release);
+        v
+    }
 }
 
 // SAFETY: a slot's value is accessed only by the one party that moved an
@@ -143,6 +170,21 @@ impl<T> Ring<T> {
     /// over buffered channels that probes empty rings).
     #[inline(always)]
     pub(crate) fn push_open<const EXACT: bool>(&self, v: T) -> Result<(), (T, Miss)> {
+        self.push_with::<EXACT, false>(v)
+    }
+
+    /// A blocking send's first attempt: [`Ring::push_open`] that gives up
+    /// (`Taken`) as soon as the slot at `tail` is not free, without loading
+    /// `head` to tell a full ring from a receiver still reading that slot
+    /// (the caller retries either way, polling [`Ring::push_hint`]).
+    #[inline(always)]
+    pub(crate) fn push_first(&self, v: T) -> Result<(), (T, Miss)> {
+        self.push_with::<false, true>(v)
+    }
+
+    /// `push_open`, or with `FIRST` `push_first`.
+    #[inline(always)]
+    fn push_with<const EXACT: bool, const FIRST: bool>(&self, v: T) -> Result<(), (T, Miss)> {
         let backoff = Backoff::new();
         let mut tail = self.tail.load(Ordering::SeqCst);
         loop {
@@ -161,8 +203,7 @@ impl<T> Ring<T> {
                     Ok(_) => {
                         // SAFETY: the CAS made this party the only writer of
                         // the slot for position `tail`; its stamp said free.
-                        slot.val.with_mut(|p| unsafe { (*p).write(v) });
-                        slot.stamp.store(tail + 1, Ordering::Release);
+                        unsafe { slot.put(tail, v) };
                         return Ok(());
                     }
                     Err(t) => {
@@ -170,6 +211,8 @@ impl<T> Ring<T> {
                         backoff.spin();
                     }
                 }
+            } else if FIRST {
+                return Err((v, Miss::Taken));
             } else if stamp.wrapping_add(self.one_lap) == tail + 1 {
                 // The slot holds the value of the previous lap: full, unless
                 // a receiver has moved `head` and is reading it.
@@ -199,6 +242,20 @@ impl<T> Ring<T> {
     /// [`Ring::push_open`].
     #[inline(always)]
     pub(crate) fn pop_open<const EXACT: bool>(&self) -> Result<T, Miss> {
+        self.pop_with::<EXACT, false>()
+    }
+
+    /// A blocking receive's first attempt: [`Ring::pop_open`] that gives up
+    /// (`Taken`) as soon as the slot at `head` holds no value, without
+    /// loading `tail` (as [`Ring::push_first`]).
+    #[inline(always)]
+    pub(crate) fn pop_first(&self) -> Result<T, Miss> {
+        self.pop_with::<false, true>()
+    }
+
+    /// `pop_open`, or with `FIRST` `pop_first`.
+    #[inline(always)]
+    fn pop_with<const EXACT: bool, const FIRST: bool>(&self) -> Result<T, Miss> {
         let backoff = Backoff::new();
         let mut head = self.head.load(Ordering::SeqCst);
         loop {
@@ -217,16 +274,15 @@ impl<T> Ring<T> {
                     Ok(_) => {
                         // SAFETY: the CAS made this party the only reader of
                         // position `head`, whose value the stamp says is written.
-                        let v = slot.val.with_mut(|p| unsafe { (*p).assume_init_read() });
-                        slot.stamp
-                            .store(head.wrapping_add(self.one_lap), Ordering::Release);
-                        return Ok(v);
+                        return Ok(unsafe { slot.take(head.wrapping_add(self.one_lap)) });
                     }
                     Err(h) => {
                         head = h;
                         backoff.spin();
                     }
                 }
+            } else if FIRST {
+                return Err(Miss::Taken);
             } else if stamp == head {
                 // Not written for this lap: empty, unless a sender has moved
                 // `tail` and is writing it.
@@ -246,80 +302,6 @@ impl<T> Ring<T> {
                 // Another receiver took this position: reload.
                 backoff.snooze();
                 head = self.head.load(Ordering::SeqCst);
-            }
-        }
-    }
-
-    /// A blocking send's first attempt: [`Ring::push_open`] that gives up
-    /// as soon as the slot at `tail` is taken, without loading `head` to
-    /// tell a full ring from a receiver still reading that slot (the
-    /// caller retries either way, polling [`Ring::push_hint`]).
-    #[inline(always)]
-    pub(crate) fn push_first(&self, v: T) -> Result<(), (T, First)> {
-        let backoff = Backoff::new();
-        let mut tail = self.tail.load(Ordering::SeqCst);
-        loop {
-            if tail & self.mark != 0 {
-                return Err((v, First::Frozen));
-            }
-            let slot = self.slot(tail);
-            if slot.stamp.load(Ordering::Acquire) != tail {
-                return Err((v, First::Taken));
-            }
-            match self.tail.compare_exchange_weak(
-                tail,
-                self.next(tail),
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => {
-                    // SAFETY: as in `push_open`: the CAS made this party the
-                    // only writer of the slot for position `tail`.
-                    slot.val.with_mut(|p| unsafe { (*p).write(v) });
-                    slot.stamp.store(tail + 1, Ordering::Release);
-                    return Ok(());
-                }
-                Err(t) => {
-                    tail = t;
-                    backoff.spin();
-                }
-            }
-        }
-    }
-
-    /// A blocking receive's first attempt: [`Ring::pop_open`] that gives up
-    /// as soon as the slot at `head` holds no value, without loading `tail`
-    /// (as [`Ring::push_first`]).
-    #[inline(always)]
-    pub(crate) fn pop_first(&self) -> Result<T, First> {
-        let backoff = Backoff::new();
-        let mut head = self.head.load(Ordering::SeqCst);
-        loop {
-            if head & self.mark != 0 {
-                return Err(First::Frozen);
-            }
-            let slot = self.slot(head);
-            if slot.stamp.load(Ordering::Acquire) != head.wrapping_add(1) {
-                return Err(First::Taken);
-            }
-            match self.head.compare_exchange_weak(
-                head,
-                self.next(head),
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => {
-                    // SAFETY: as in `pop_open`: the CAS made this party the
-                    // only reader of position `head`, whose value is written.
-                    let v = slot.val.with_mut(|p| unsafe { (*p).assume_init_read() });
-                    slot.stamp
-                        .store(head.wrapping_add(self.one_lap), Ordering::Release);
-                    return Ok(v);
-                }
-                Err(h) => {
-                    head = h;
-                    backoff.spin();
-                }
             }
         }
     }
@@ -399,8 +381,7 @@ impl<T> Ring<T> {
         }
         // SAFETY: frozen, so this lock holder alone owns position `tail`;
         // the stamp says the previous value was read.
-        slot.val.with_mut(|p| unsafe { (*p).write(v) });
-        slot.stamp.store(tail + 1, Ordering::Release);
+        unsafe { slot.put(tail, v) };
         self.tail
             .store(self.next(tail) | self.mark, Ordering::SeqCst);
     }
@@ -421,9 +402,7 @@ impl<T> Ring<T> {
         }
         // SAFETY: frozen, so this lock holder alone owns position `head`;
         // the stamp says its value is written.
-        let v = slot.val.with_mut(|p| unsafe { (*p).assume_init_read() });
-        slot.stamp
-            .store(head.wrapping_add(self.one_lap), Ordering::Release);
+        let v = unsafe { slot.take(head.wrapping_add(self.one_lap)) };
         self.head
             .store(self.next(head) | self.mark, Ordering::SeqCst);
         Some(v)
@@ -500,20 +479,20 @@ mod tests {
                     0 => assert_eq!(r.try_push(0u8).is_ok(), !full),
                     1 => assert_eq!(
                         r.push_first(0u8).map_err(|e| e.1),
-                        if full { Err(First::Taken) } else { Ok(()) }
+                        if full { Err(Miss::Taken) } else { Ok(()) }
                     ),
                     2 => assert_eq!(r.pop_open::<true>().is_ok(), !empty),
                     _ => assert_eq!(
                         r.pop_first().map(drop),
-                        if empty { Err(First::Taken) } else { Ok(()) }
+                        if empty { Err(Miss::Taken) } else { Ok(()) }
                     ),
                 }
                 r.freeze();
                 len = r.len_frozen();
                 if rng.u8(..) < 16 {
                     assert!(r.push_hint() && r.pop_hint());
-                    assert_eq!(r.push_first(0u8).map_err(|e| e.1), Err(First::Frozen));
-                    assert_eq!(r.pop_first().map(drop), Err(First::Frozen));
+                    assert_eq!(r.push_first(0u8).map_err(|e| e.1), Err(Miss::Slow));
+                    assert_eq!(r.pop_first().map(drop), Err(Miss::Slow));
                 }
                 r.thaw();
             }
