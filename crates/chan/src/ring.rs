@@ -463,7 +463,7 @@ mod tests {
     /// With no operation in flight the hints and the first attempts are
     /// exact: a push may succeed exactly when the ring is not full, a pop
     /// when it is not empty; while the ring is frozen the hints say "try"
-    /// and the first attempts say `Frozen`. Over many laps, at several
+    /// and the first attempts say `Slow`. Over many laps, at several
     /// capacities, with every kind of push and pop mixed.
     #[test]
     fn hints_and_first_attempts_match_the_ring() {
