@@ -10,7 +10,8 @@
 //! dropped while a sender races it, the lock-free `try_recv` fast path
 //! racing a send and a close (buffered and unbuffered), and the lock-free
 //! ring of buffered channels racing a parking select, a close, a parked
-//! sender, and another receiver; a task's `WaitSlot` reused across waits;
+//! sender, and another receiver; blocking operations' first attempts
+//! racing on a ring; a task's `WaitSlot` reused across waits;
 //! a receive and a select polled with a new waker while a sender delivers;
 //! the interpreter's select (the ready path, then the locked park) racing
 //! a ring push, and an unbuffered sender and a close.
