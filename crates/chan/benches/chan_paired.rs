@@ -140,8 +140,7 @@ fn side<'a>(s: &'a Scenario, lib: &str) -> &'a dyn Fn() {
 }
 
 const USAGE: &str = "usage: chan_paired [NAME ...] [--pairs N] [--sample-ms MS] [--min-reps K] \
-                     [--rounds R] \
-                     [--only weft|crossbeam] [--same weft|crossbeam]";
+                     [--rounds R] [--only weft|crossbeam] [--same weft|crossbeam]";
 
 /// Bad arguments: says what and how to call, and exits 2.
 fn usage(problem: &str) -> ! {
@@ -212,11 +211,8 @@ fn main() {
     // The two sides of every pair: Weft and crossbeam, or with `--same`
     // one library twice (an A/A run: how wide the interval is when nothing
     // differs).
-    let (a_name, b_name) = match same.as_deref() {
-        None => ("weft", "crossbeam"),
-        Some("weft") => ("weft", "weft"),
-        Some(_) => ("crossbeam", "crossbeam"),
-    };
+    let a_name = same.as_deref().unwrap_or("weft");
+    let b_name = same.as_deref().unwrap_or("crossbeam");
     println!(
         "{pairs} interleaved pairs per scenario and round, {rounds} round(s), samples of >= \
          {sample_ms} ms; ratio = {a_name} / {b_name} per pair: median [95% CI] | pairs where \
